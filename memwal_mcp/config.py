@@ -1,0 +1,153 @@
+"""Settings. Precedence: CLI flags > environment (MEMWAL_*, `__` nests) > TOML file > defaults.
+
+The TOML file is `--config`, else `$MEMWAL_CONFIG`, else `config.toml` in the user
+config dir (only if it exists). Every key is documented in config.example.toml; a
+test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+APP_NAME = "memwal-mcp"
+BUNDLED_MODEL = "memwal/all-MiniLM-L6-v2-int8"
+
+
+def user_data_dir() -> Path:
+    from platformdirs import user_data_path
+
+    return user_data_path(APP_NAME, appauthor=False)
+
+
+def user_config_file() -> Path:
+    from platformdirs import user_config_path
+
+    return user_config_path(APP_NAME, appauthor=False) / "config.toml"
+
+
+def _default_db_path() -> Path:
+    return user_data_dir() / "memwal.db"
+
+
+class EmbeddingSettings(BaseModel):
+    model: str = Field(
+        BUNDLED_MODEL,
+        description="fastembed model name; the default is bundled and needs no network; 'none' disables vectors.",
+    )
+    model_path: Path | None = Field(None, description="Local folder holding the model files for fastembed.")
+    batch_size: int = Field(32, ge=1, le=1024, description="Texts per ONNX run when embedding documents.")
+    threads: int | None = Field(None, ge=1, description="ONNX Runtime threads; unset = all cores.")
+
+    @property
+    def enabled(self) -> bool:
+        return self.model.strip().lower() != "none"
+
+
+class LLMSettings(BaseModel):
+    base_url: str | None = Field(None, description="OpenAI-compatible endpoint; unset = no LLM tier.")
+    api_key: str | None = Field(None, description="API key for the endpoint.")
+    model: str | None = Field(None, description="Model name at the endpoint.")
+    timeout_s: float = Field(10.0, gt=0, le=600, description="Timeout per LLM call, seconds.")
+    max_output_tokens: int = Field(4096, ge=16, le=65536, description="Output token cap per LLM call.")
+
+
+class CurationSettings(BaseModel):
+    enabled: bool = Field(True, description="Fold duplicates on write; false = every remember is its own memory.")
+    nominator_k: int = Field(5, ge=1, le=50, description="kNN nominees per proposal.")
+    nominator_threshold: float = Field(0.86, ge=-1.0, le=1.0, description="Cosine similarity to nominate.")
+    batch_size: int = Field(64, ge=1, le=1024, description="Jobs a worker claims from one lane at a time.")
+    lease_s: float = Field(15.0, gt=0, le=3600, description="Lane lease; a crashed worker's lane is free after this.")
+    max_attempts: int = Field(5, ge=1, le=100, description="Tries per job before it is marked failed.")
+    poll_interval_s: float = Field(0.5, gt=0, le=60, description="Idle poll for jobs queued by other processes.")
+
+
+class RecallSettings(BaseModel):
+    default_limit: int = Field(5, ge=1, le=100, description="Hits returned when the caller gives no limit.")
+    read_your_writes_wait_ms: int = Field(
+        3000, ge=0, le=30000, description="How long a recall waits for the caller's queued remembers."
+    )
+
+
+class LimitSettings(BaseModel):
+    max_text_bytes: int = Field(65536, ge=16, le=16 * 1024 * 1024, description="Largest remember text, UTF-8 bytes.")
+    max_query_bytes: int = Field(4096, ge=16, le=1024 * 1024, description="Largest recall query, UTF-8 bytes.")
+
+
+class ServerSettings(BaseModel):
+    transport: Literal["stdio", "sse", "http"] = Field("stdio", description="stdio, sse or http (streamable HTTP).")
+    host: str = Field("127.0.0.1", description="Bind address for sse/http.")
+    port: int = Field(8765, ge=1, le=65535, description="Port for sse/http.")
+    worker: bool = Field(True, description="Run the curation worker in this process.")
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="MEMWAL_",
+        env_nested_delimiter="__",
+        extra="ignore",
+        nested_model_default_partial_update=True,
+    )
+
+    db_path: Path = Field(default_factory=_default_db_path, description="The SQLite file.")
+    owner: str = Field("local", min_length=1, max_length=128, description="Owner for stdio and the CLI.")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="stderr log level.")
+    log_file: Path | None = Field(None, description="Also append logs to this file.")
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    curation: CurationSettings = Field(default_factory=CurationSettings)
+    recall: RecallSettings = Field(default_factory=RecallSettings)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        toml_file = settings_cls.model_config.get("toml_file") or _discover_config_file()
+        if toml_file is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+        return tuple(sources)
+
+
+def _discover_config_file() -> Path | None:
+    env = os.environ.get("MEMWAL_CONFIG")
+    if env:
+        path = Path(env).expanduser()
+        if not path.is_file():
+            from .errors import InvalidInput
+
+            raise InvalidInput(f"MEMWAL_CONFIG points to {path}, which does not exist")
+        return path
+    default = user_config_file()
+    return default if default.is_file() else None
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Build Settings; `overrides` are CLI flags (nested as dicts) and win over everything."""
+    if config_file is None:
+        return Settings(**overrides)
+    if not config_file.is_file():
+        from .errors import InvalidInput
+
+        raise InvalidInput(f"config file {config_file} does not exist")
+
+    class _FromFile(Settings):
+        model_config = SettingsConfigDict(**Settings.model_config, toml_file=config_file)
+
+    return _FromFile(**overrides)

@@ -1,0 +1,33 @@
+"""Domain errors. The MCP layer turns them into tool errors, the CLI into exit codes.
+
+    MemwalError
+    ├── InvalidInput            an argument is wrong; the message names it
+    │   └── IdempotencyKeyReused
+    ├── NotFound                no such job or memory for this owner
+    ├── StoreUnavailable        SQLite cannot be opened with sqlite-vec
+    └── EmbeddingError          the model cannot load, or does not fit the database
+"""
+
+
+class MemwalError(Exception):
+    """Base class of every error memwal-mcp raises on purpose."""
+
+
+class InvalidInput(MemwalError):
+    """A caller-supplied value is out of range or malformed."""
+
+
+class IdempotencyKeyReused(InvalidInput):
+    """An idempotency key came back with a different request."""
+
+
+class NotFound(MemwalError):
+    """The id does not exist for this owner (other owners' ids look the same)."""
+
+
+class StoreUnavailable(MemwalError):
+    """The database cannot be opened with the extensions memwal-mcp needs."""
+
+
+class EmbeddingError(MemwalError):
+    """The embedding model cannot be loaded or does not match the stored vectors."""

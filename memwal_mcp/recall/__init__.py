@@ -1,0 +1,1 @@
+"""Recall: candidate search, duplicate collapse, and the reply format."""

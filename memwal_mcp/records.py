@@ -1,0 +1,57 @@
+"""Records that cross layers (store -> service -> MCP/CLI). Frozen and typed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+JobStatus = Literal["queued", "done", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    id: str
+    owner: str
+    namespace: str
+    text: str
+    idempotency_key: str | None
+    status: JobStatus
+    attempts: int
+    decision: str | None
+    memory_id: str | None
+    error: str | None
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class RememberOutcome:
+    job: Job
+    # True when an earlier job with the same idempotency key was returned instead of a new one.
+    replayed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    id: str
+    text: str
+    score: float
+    namespace: str
+    created_at: float
+    updated_at: float
+    # Duplicate rows folded into this hit plus occurrences recorded on them.
+    copies: int = 0
+    # True for a job the curation worker has not folded in yet (read-your-writes fallback).
+    pending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    query: str
+    limit: int
+    namespace: str
+    hits: list[Hit] = field(default_factory=list)
+
+    @property
+    def collapsed(self) -> int:
+        return sum(hit.copies for hit in self.hits)

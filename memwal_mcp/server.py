@@ -1,0 +1,199 @@
+"""The MCP surface: tools, their schemas and annotations, server instructions, transports.
+
+Thin on purpose: parse arguments, call MemoryService, format the reply. Domain
+errors become tool errors (isError) with the service's message.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from . import __version__
+from .errors import MemwalError
+from .records import Hit, Job, RecallResult
+from .recall.format import recall_text
+from .service import MemoryService
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = """\
+memwal is your long-term memory across conversations.
+
+Recall first: before work that may touch past context (the user's preferences, \
+earlier decisions, project conventions, names, configuration values), call \
+memwal_recall with a short query describing what you need.
+
+Remember what will matter later: stable preferences, decisions and their reasons, \
+constraints, corrections the user made, and configuration values (hosts, versions, \
+paths). One self-contained fact per call, in plain words, e.g. "User prefers dark \
+roast coffee". Never store secrets (passwords, tokens, keys). Saying a fact again \
+is harmless: duplicates are folded and recall reports how many copies it collapsed.
+"""
+
+
+# --- structured output -------------------------------------------------------
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds")
+
+
+class JobOut(BaseModel):
+    job_id: str
+    status: Literal["queued", "done", "failed"]
+    namespace: str
+    decision: str | None = Field(None, description="created / occurrence, once done")
+    memory_id: str | None = Field(None, description="The memory the fact is in, once done")
+    error: str | None = None
+    created_at: str
+
+    @classmethod
+    def of(cls, job: Job) -> "JobOut":
+        return cls(
+            job_id=job.id,
+            status=job.status,
+            namespace=job.namespace,
+            decision=job.decision,
+            memory_id=job.memory_id,
+            error=job.error if job.status == "failed" else None,
+            created_at=_iso(job.created_at),
+        )
+
+
+class RememberOut(JobOut):
+    replayed: bool = Field(description="True when this idempotency key already had a job; it is returned")
+
+
+class StatusOut(BaseModel):
+    jobs: list[JobOut]
+
+
+class HitOut(BaseModel):
+    id: str = Field(description="Memory id (a job id for a fact still being curated)")
+    text: str
+    score: float = Field(description="Relevance in [0, 1]; cosine similarity with the query")
+    namespace: str
+    created_at: str
+    updated_at: str
+    copies: int = Field(description="Duplicate copies of this fact folded into this hit")
+    pending: bool = Field(False, description="Remembered but not curated yet")
+
+    @classmethod
+    def of(cls, hit: Hit) -> "HitOut":
+        return cls(
+            id=hit.id,
+            text=hit.text,
+            score=round(hit.score, 4),
+            namespace=hit.namespace,
+            created_at=_iso(hit.created_at),
+            updated_at=_iso(hit.updated_at),
+            copies=hit.copies,
+            pending=hit.pending,
+        )
+
+
+class RecallOut(BaseModel):
+    query: str
+    limit: int
+    namespace: str
+    collapsed: int = Field(description="Duplicate copies folded across all hits")
+    hits: list[HitOut]
+
+    @classmethod
+    def of(cls, result: RecallResult) -> "RecallOut":
+        return cls(
+            query=result.query,
+            limit=result.limit,
+            namespace=result.namespace,
+            collapsed=result.collapsed,
+            hits=[HitOut.of(hit) for hit in result.hits],
+        )
+
+
+def _reply(text: str, model: BaseModel) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=model.model_dump())
+
+
+def _job_line(job: JobOut) -> str:
+    if job.status == "done":
+        return f"{job.job_id}: done ({job.decision}) -> memory {job.memory_id}"
+    if job.status == "failed":
+        return f"{job.job_id}: failed: {job.error}"
+    return f"{job.job_id}: queued (being curated; recall already sees it)"
+
+
+# --- the server ----------------------------------------------------------------
+
+
+def build_server(service: MemoryService, owner: str) -> MCPServer:
+    """An MCPServer whose tools act for `owner` (stdio: the configured owner)."""
+    server = MCPServer(name="memwal", instructions=INSTRUCTIONS, version=__version__)
+
+    async def call(coro):
+        try:
+            return await coro
+        except MemwalError as exc:
+            raise ToolError(str(exc)) from exc
+
+    @server.tool(
+        name="memwal_remember",
+        title="Remember a fact",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True),
+    )
+    async def memwal_remember(
+        text: Annotated[str, Field(description="The fact to keep, self-contained, e.g. 'User prefers dark roast coffee'")],
+        namespace: Annotated[str, Field(description="Partition inside your memory")] = "default",
+        idempotency_key: Annotated[
+            str | None, Field(description="Send the same key when retrying a call, so it is stored once")
+        ] = None,
+        wait_ms: Annotated[int, Field(description="Wait up to this long (0-30000) for curation to finish")] = 0,
+    ) -> Annotated[CallToolResult, RememberOut]:
+        """Keep a fact in long-term memory. Returns at once with a job id; curation (folding
+        duplicates) runs in the background, and recall sees the fact immediately.
+        Remember preferences, decisions, constraints, corrections and configuration values;
+        never secrets. With an idempotency_key, retries return the same job."""
+        outcome = await call(service.remember(owner, text, namespace, idempotency_key, wait_ms))
+        out = RememberOut(**JobOut.of(outcome.job).model_dump(), replayed=outcome.replayed)
+        prefix = "Already remembered (same idempotency key): " if outcome.replayed else "Remembered: "
+        return _reply(prefix + _job_line(out), out)
+
+    @server.tool(
+        name="memwal_remember_status",
+        title="Check remember jobs",
+        annotations=ToolAnnotations(read_only_hint=True),
+    )
+    async def memwal_remember_status(
+        job_ids: Annotated[list[str], Field(description="Job ids returned by memwal_remember (at most 50)")],
+        wait_ms: Annotated[int, Field(description="Wait up to this long (0-30000) for queued jobs")] = 0,
+    ) -> Annotated[CallToolResult, StatusOut]:
+        """Report what curation did with remember jobs: queued, done (decision and memory id),
+        or failed (with the error)."""
+        jobs = await call(service.status(owner, job_ids, wait_ms))
+        out = StatusOut(jobs=[JobOut.of(job) for job in jobs])
+        return _reply("\n".join(_job_line(job) for job in out.jobs), out)
+
+    @server.tool(
+        name="memwal_recall",
+        title="Recall memories",
+        annotations=ToolAnnotations(read_only_hint=True),
+    )
+    async def memwal_recall(
+        query: Annotated[str, Field(description="What you need to know, e.g. 'coffee preferences'")],
+        limit: Annotated[int, Field(description="Distinct facts to return, 1-100")] = 5,
+        namespace: Annotated[str, Field(description="Partition to search")] = "default",
+        min_score: Annotated[float | None, Field(description="Drop hits scoring below this (0-1)")] = None,
+    ) -> Annotated[CallToolResult, RecallOut]:
+        """Find remembered facts relevant to a query, best first. Identical copies of a fact
+        are collapsed into one hit with a note saying how many were folded, and the reply
+        still holds `limit` distinct facts when that many exist."""
+        result = await call(service.recall(owner, query, limit, namespace, min_score))
+        return _reply(recall_text(result), RecallOut.of(result))
+
+    return server

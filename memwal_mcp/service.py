@@ -1,0 +1,177 @@
+"""MemoryService: remember, status, recall, stats. What every entry point calls.
+
+Owns the database, the lazily loaded embedder and (optionally) the curation
+worker. The MCP server and the CLI are thin adapters over it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import anyio
+
+from . import validation
+from .config import Settings
+from .curation.worker import CurationWorker
+from .embedding import Embedder, LazyEmbedder
+from .errors import IdempotencyKeyReused, NotFound
+from .records import Job, RecallResult, RememberOutcome
+from .recall.search import search_lane
+from .store import Database
+from .store import jobs as job_store
+from .store import memories
+
+log = logging.getLogger(__name__)
+
+# How often a waiter re-reads job state when no in-process signal arrives
+# (another process may be the one curating the lane).
+_POLL_S = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    queue: dict[str, int]
+    counters: dict[str, int]
+    vector_model: tuple[str, int] | None
+    db_path: str
+
+
+class MemoryService:
+    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.db = Database(settings.db_path)
+        self.embedder = LazyEmbedder(settings.embedding, embedder)
+        self.worker = CurationWorker(self.db, self.embedder, settings.curation, self._progressed)
+        self._progress = anyio.Event()
+        self._worker_task: asyncio.Task[None] | None = None
+
+    # --- lifecycle -----------------------------------------------------------
+
+    async def start(self, worker: bool = True) -> None:
+        """Open the store and, if asked, start the curation worker in the background.
+
+        A plain asyncio task rather than a task group, so start() and close() may be
+        called from different tasks (test fixtures, server lifespans) safely.
+        """
+        await self.db.open()
+        if worker:
+            self._worker_task = asyncio.get_running_loop().create_task(self.worker.run(), name="memwal-curation")
+
+    async def close(self) -> None:
+        task, self._worker_task = self._worker_task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.db.close()
+
+    @asynccontextmanager
+    async def running(self, worker: bool = True) -> AsyncIterator["MemoryService"]:
+        await self.start(worker)
+        try:
+            yield self
+        finally:
+            await self.close()
+
+    def _progressed(self) -> None:
+        self._progress.set()
+        self._progress = anyio.Event()
+
+    async def _wait_progress(self, deadline: float) -> None:
+        timeout = min(_POLL_S, deadline - time.monotonic())
+        if timeout > 0:
+            with anyio.move_on_after(timeout):
+                await self._progress.wait()
+
+    # --- remember --------------------------------------------------------------
+
+    async def remember(
+        self,
+        owner: str,
+        text: object,
+        namespace: object = None,
+        idempotency_key: object = None,
+        wait_ms: object = 0,
+    ) -> RememberOutcome:
+        body = validation.text(text, self.settings.limits.max_text_bytes)
+        lane = validation.namespace(namespace)
+        key = validation.idempotency_key(idempotency_key)
+        wait = validation.wait_ms(wait_ms)
+        job, replayed = await self.db.write(job_store.insert_job, owner, lane, body, key, time.time())
+        if replayed and (job.text != body or job.namespace != lane):
+            raise IdempotencyKeyReused(
+                f"idempotency_key {key!r} was already used for a different "
+                f"{'text' if job.text != body else 'namespace'}; use a new key for a new fact"
+            )
+        if not replayed:
+            self.worker.wake()
+        if wait and job.status == "queued":
+            job = (await self.status(owner, [job.id], wait))[0]
+        return RememberOutcome(job, replayed)
+
+    async def status(self, owner: str, job_ids: object, wait_ms: object = 0) -> list[Job]:
+        """Jobs in the order asked. Unknown ids (including other owners') raise NotFound."""
+        ids = validation.job_ids(job_ids)
+        wait = validation.wait_ms(wait_ms)
+        deadline = time.monotonic() + wait / 1000
+        while True:
+            found = await self.db.read(job_store.jobs_by_id, owner, ids)
+            missing = [i for i in ids if i not in found]
+            if missing:
+                raise NotFound(f"no job with id {missing[0]!r}")
+            if all(job.status != "queued" for job in found.values()) or time.monotonic() >= deadline:
+                return [found[i] for i in ids]
+            await self._wait_progress(deadline)
+
+    # --- recall ----------------------------------------------------------------
+
+    async def recall(
+        self,
+        owner: str,
+        query: object,
+        limit: object = None,
+        namespace: object = None,
+        min_score: object = None,
+    ) -> RecallResult:
+        text = validation.text(query, self.settings.limits.max_query_bytes, name="query", hint="say what to search for")
+        count = validation.limit(limit, self.settings.recall.default_limit)
+        lane_name = validation.namespace(namespace)
+        floor = validation.min_score(min_score)
+
+        lane = await self.db.read(job_store.lane_id, owner, lane_name)
+        if lane is None:
+            return RecallResult(text, count, lane_name)
+        pending = await self._drain_lane(owner, lane_name)
+        embedder = await self.embedder.get()
+        hits = await search_lane(self.db, embedder, lane, text, count, floor, pending)
+        return RecallResult(text, count, lane_name, hits)
+
+    async def _drain_lane(self, owner: str, namespace: str) -> list[job_store.QueuedJob]:
+        """Read-your-writes: wait briefly for jobs queued before this recall; return those still queued."""
+        queued = await self.db.read(job_store.queued_jobs_in_lane, owner, namespace)
+        if not queued:
+            return []
+        waiting = {job.id for job in queued}
+        deadline = time.monotonic() + self.settings.recall.read_your_writes_wait_ms / 1000
+        while time.monotonic() < deadline:
+            await self._wait_progress(deadline)
+            still = await self.db.read(job_store.queued_jobs_in_lane, owner, namespace)
+            queued = [job for job in still if job.id in waiting]
+            if not queued:
+                return []
+        log.info("recall: %d remembered facts are not curated yet; searching their text directly", len(queued))
+        return queued
+
+    # --- stats -----------------------------------------------------------------
+
+    async def stats(self) -> Stats:
+        queue = await self.db.read(job_store.queue_counts)
+        counters = await self.db.read(memories.counters)
+        model = await self.db.read(memories.vector_model)
+        return Stats(queue, counters, model, str(self.db.path))

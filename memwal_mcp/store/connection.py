@@ -1,0 +1,90 @@
+"""Open SQLite with sqlite-vec loaded, falling back to a PyPI SQLite when needed.
+
+Many interpreters (pyenv builds, python.org macOS builds) ship an `sqlite3` that
+cannot load extensions. `sqlean-py` and `pysqlite3-binary` can; the first one that
+loads sqlite-vec wins, so users never have to know.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sqlite3
+from functools import lru_cache
+from pathlib import Path
+from types import ModuleType
+
+from ..errors import StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+# Module names tried in order: the interpreter's own, then the PyPI builds.
+SQLITE_CANDIDATES: tuple[str, ...] = ("sqlite3", "sqlean", "pysqlite3.dbapi2")
+BUSY_TIMEOUT_MS = 5000
+
+
+def _load_vec(conn: sqlite3.Connection) -> None:
+    import sqlite_vec
+
+    conn.enable_load_extension(True)
+    try:
+        sqlite_vec.load(conn)
+    finally:
+        conn.enable_load_extension(False)
+
+
+def _works(module: ModuleType) -> bool:
+    try:
+        conn = module.connect(":memory:")
+    except Exception:  # noqa: BLE001 - any failure means "not this one"
+        return False
+    try:
+        if not hasattr(conn, "enable_load_extension"):
+            return False
+        _load_vec(conn)
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        conn.execute("SELECT vec_version()").fetchone()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+    finally:
+        conn.close()
+
+
+def choose_sqlite(candidates: tuple[str, ...] = SQLITE_CANDIDATES) -> ModuleType:
+    """The first sqlite3-compatible module that loads sqlite-vec and has FTS5."""
+    tried: list[str] = []
+    for name in candidates:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            tried.append(f"{name} (not installed)")
+            continue
+        if _works(module):
+            return module
+        tried.append(f"{name} (cannot load sqlite-vec)")
+    raise StoreUnavailable(
+        "no SQLite that can load the sqlite-vec extension was found "
+        f"(tried: {', '.join(tried)}); run `pip install sqlean-py` in memwal-mcp's environment"
+    )
+
+
+@lru_cache(maxsize=1)
+def sqlite_module() -> ModuleType:
+    module = choose_sqlite()
+    if module.__name__ != "sqlite3":
+        log.debug("the interpreter's sqlite3 cannot load extensions; using %s", module.__name__)
+    return module
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A tuned connection: WAL, busy timeout, autocommit (transactions are explicit)."""
+    module = sqlite_module()
+    conn = module.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+    _load_vec(conn)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA temp_store = MEMORY")
+    return conn

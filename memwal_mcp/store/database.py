@@ -1,0 +1,111 @@
+"""The async face of the store: one writer and one reader connection, each on its own thread.
+
+Store functions are plain synchronous functions over a sqlite3 connection. `write`
+and `read` run one of them on the right connection's thread, so a transaction with
+several statements costs one hop off the event loop, and recall never queues
+behind the curation worker's writes (WAL lets readers run beside the writer).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import sqlite3
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, TypeVar
+
+import aiosqlite
+import anyio
+
+from ..errors import StoreUnavailable
+from .connection import connect, sqlite_module
+from .migrations import apply_migrations
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# SQLite primary result codes for "another connection holds the lock".
+_BUSY_CODES = {5, 6}
+# Total time a write may spend waiting for other processes before it gives up.
+WRITE_DEADLINE_S = 30.0
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE: take the write lock up front, so read-then-write cannot race."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _is_busy(exc: BaseException) -> bool:
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _BUSY_CODES
+
+
+class Database:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path).expanduser()
+        self._writer: aiosqlite.Connection | None = None
+        self._reader: aiosqlite.Connection | None = None
+
+    async def open(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(f"cannot create the database folder {self.path.parent}: {exc}") from exc
+        sqlite_module()  # fail early with the install hint if no usable SQLite exists
+        self._writer = await aiosqlite.Connection(lambda: connect(self.path), iter_chunk_size=64)
+        applied = await self.write(apply_migrations)
+        if applied:
+            log.info("database %s: applied migrations %s", self.path, ", ".join(applied))
+        self._reader = await aiosqlite.Connection(lambda: connect(self.path), iter_chunk_size=64)
+
+    async def close(self) -> None:
+        for conn in (self._reader, self._writer):
+            if conn is not None:
+                await conn.close()
+        self._reader = self._writer = None
+
+    async def __aenter__(self) -> "Database":
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @staticmethod
+    async def _run(conn: aiosqlite.Connection | None, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        if conn is None:
+            raise StoreUnavailable("the database is not open")
+        # aiosqlite has no public "run this function on the connection thread";
+        # _execute is that, and has been stable across its releases (pinned < 0.23).
+        return await conn._execute(lambda: fn(conn._conn, *args))  # noqa: SLF001
+
+    async def write(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run `fn(conn, *args)` on the writer; retry with jitter while other processes hold the lock."""
+        deadline = time.monotonic() + WRITE_DEADLINE_S
+        delay = 0.02
+        while True:
+            try:
+                return await self._run(self._writer, fn, args)
+            except Exception as exc:
+                if not _is_busy(exc) or time.monotonic() + delay > deadline:
+                    if _is_busy(exc):
+                        raise StoreUnavailable(
+                            f"the database {self.path} stayed locked by another process for "
+                            f"{WRITE_DEADLINE_S:.0f}s; try again"
+                        ) from exc
+                    raise
+                log.debug("database busy; retrying in %.0f ms", delay * 1000)
+                await anyio.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 1.0)
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        return await self._run(self._reader, fn, args)

@@ -1,0 +1,204 @@
+"""The journal: remember jobs, lanes and their leases."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..records import Job
+from .database import transaction
+
+_JOB_COLUMNS = (
+    "id, owner, namespace, text, idempotency_key, status, attempts, decision, memory_id, error, created_at, updated_at"
+)
+
+
+def _job(row: Sequence) -> Job:
+    return Job(*row)
+
+
+def new_job_id() -> str:
+    return "j_" + secrets.token_hex(8)
+
+
+@dataclass(frozen=True, slots=True)
+class Lane:
+    id: int
+    owner: str
+    namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedJob:
+    """A job as the worker sees it: with its arrival order and lane."""
+
+    seq: int
+    id: str
+    owner: str
+    namespace: str
+    lane_id: int
+    text: str
+    attempts: int
+    created_at: float
+
+
+def ensure_lane(conn: sqlite3.Connection, owner: str, namespace: str) -> int:
+    row = conn.execute("SELECT id FROM lanes WHERE owner = ? AND namespace = ?", (owner, namespace)).fetchone()
+    if row:
+        return row[0]
+    return conn.execute("INSERT INTO lanes (owner, namespace) VALUES (?, ?)", (owner, namespace)).lastrowid
+
+
+def lane_id(conn: sqlite3.Connection, owner: str, namespace: str) -> int | None:
+    row = conn.execute("SELECT id FROM lanes WHERE owner = ? AND namespace = ?", (owner, namespace)).fetchone()
+    return row[0] if row else None
+
+
+def insert_job(
+    conn: sqlite3.Connection, owner: str, namespace: str, text: str, idempotency_key: str | None, now: float
+) -> tuple[Job, bool]:
+    """Insert a job, or return the job already filed under (owner, key). Returns (job, replayed)."""
+    with transaction(conn):
+        if idempotency_key is not None:
+            row = conn.execute(
+                f"SELECT {_JOB_COLUMNS} FROM remember_jobs WHERE owner = ? AND idempotency_key = ?",
+                (owner, idempotency_key),
+            ).fetchone()
+            if row:
+                return _job(row), True
+        lane = ensure_lane(conn, owner, namespace)
+        job_id = new_job_id()
+        conn.execute(
+            "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, idempotency_key, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (job_id, owner, namespace, lane, text, idempotency_key, now, now),
+        )
+    return Job(job_id, owner, namespace, text, idempotency_key, "queued", 0, None, None, None, now, now), False
+
+
+def jobs_by_id(conn: sqlite3.Connection, owner: str, job_ids: Sequence[str]) -> dict[str, Job]:
+    """The owner's jobs among `job_ids`; ids of other owners are simply absent."""
+    if not job_ids:
+        return {}
+    marks = ",".join("?" * len(job_ids))
+    rows = conn.execute(
+        f"SELECT {_JOB_COLUMNS} FROM remember_jobs WHERE owner = ? AND id IN ({marks})", (owner, *job_ids)
+    ).fetchall()
+    return {row[0]: _job(row) for row in rows}
+
+
+def queued_jobs_in_lane(conn: sqlite3.Connection, owner: str, namespace: str) -> list[QueuedJob]:
+    rows = conn.execute(
+        "SELECT j.seq, j.id, j.owner, j.namespace, j.lane_id, j.text, j.attempts, j.created_at"
+        " FROM remember_jobs j JOIN lanes l ON l.id = j.lane_id"
+        " WHERE l.owner = ? AND l.namespace = ? AND j.status = 'queued' ORDER BY j.seq",
+        (owner, namespace),
+    ).fetchall()
+    return [QueuedJob(*row) for row in rows]
+
+
+# --- leases ---------------------------------------------------------------
+
+_HOST = socket.gethostname()
+
+
+def lease_holder_id() -> str:
+    """host:pid:nonce. The pid lets a restarted process on the same host reclaim a dead holder's lane at once."""
+    return f"{_HOST}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def _holder_is_dead(holder: str) -> bool:
+    host, _, rest = holder.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != _HOST or not pid_text.isdigit():
+        return False  # another machine: only the expiry can tell
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # exists but not ours to signal
+        return False
+    return False
+
+
+def claim_lane(conn: sqlite3.Connection, holder: str, lease_s: float, now: float) -> Lane | None:
+    """Lease one lane that has due jobs and no live lease; the oldest waiting work first."""
+    with transaction(conn):
+        rows = conn.execute(
+            "SELECT l.id, l.owner, l.namespace, l.lease_holder, l.lease_expires_at"
+            " FROM (SELECT lane_id, MIN(seq) AS first FROM remember_jobs"
+            "       WHERE status = 'queued' AND next_attempt_at <= ? GROUP BY lane_id) q"
+            " JOIN lanes l ON l.id = q.lane_id ORDER BY q.first",
+            (now,),
+        ).fetchall()
+        for lane, owner, namespace, current, expires in rows:
+            free = current is None or current == holder or (expires or 0) <= now or _holder_is_dead(current)
+            if free:
+                conn.execute(
+                    "UPDATE lanes SET lease_holder = ?, lease_expires_at = ? WHERE id = ?",
+                    (holder, now + lease_s, lane),
+                )
+                return Lane(lane, owner, namespace)
+    return None
+
+
+def renew_lease(conn: sqlite3.Connection, lane: int, holder: str, until: float) -> bool:
+    """Extend our lease; False if it was lost (expired and taken by another worker)."""
+    cursor = conn.execute(
+        "UPDATE lanes SET lease_expires_at = ? WHERE id = ? AND lease_holder = ?", (until, lane, holder)
+    )
+    return cursor.rowcount == 1
+
+
+def release_lease(conn: sqlite3.Connection, lane: int, holder: str) -> None:
+    conn.execute(
+        "UPDATE lanes SET lease_holder = NULL, lease_expires_at = NULL WHERE id = ? AND lease_holder = ?",
+        (lane, holder),
+    )
+
+
+def next_batch(conn: sqlite3.Connection, lane: int, limit: int, now: float) -> list[QueuedJob]:
+    rows = conn.execute(
+        "SELECT seq, id, owner, namespace, lane_id, text, attempts, created_at FROM remember_jobs"
+        " WHERE lane_id = ? AND status = 'queued' AND next_attempt_at <= ? ORDER BY seq LIMIT ?",
+        (lane, now, limit),
+    ).fetchall()
+    return [QueuedJob(*row) for row in rows]
+
+
+def mark_done(conn: sqlite3.Connection, job_id: str, decision: str, memory_id: str, now: float) -> None:
+    conn.execute(
+        "UPDATE remember_jobs SET status = 'done', decision = ?, memory_id = ?, error = NULL, updated_at = ?"
+        " WHERE id = ? AND status = 'queued'",
+        (decision, memory_id, now, job_id),
+    )
+
+
+def mark_attempt_failed(
+    conn: sqlite3.Connection, job_id: str, error: str, retry_at: float | None, now: float
+) -> None:
+    """Record a failed attempt: back to the queue at `retry_at`, or failed for good when None."""
+    if retry_at is None:
+        conn.execute(
+            "UPDATE remember_jobs SET status = 'failed', attempts = attempts + 1, error = ?, updated_at = ?"
+            " WHERE id = ? AND status = 'queued'",
+            (error, now, job_id),
+        )
+    else:
+        conn.execute(
+            "UPDATE remember_jobs SET attempts = attempts + 1, error = ?, next_attempt_at = ?, updated_at = ?"
+            " WHERE id = ? AND status = 'queued'",
+            (error, retry_at, now, job_id),
+        )
+
+
+def queue_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    rows = conn.execute("SELECT status, COUNT(*) FROM remember_jobs GROUP BY status").fetchall()
+    return {status: count for status, count in rows}

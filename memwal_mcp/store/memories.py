@@ -1,0 +1,214 @@
+"""Curated memories: bodies, their vector and full-text rows, occurrences, counters."""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import EmbeddingError
+
+VECTOR_TABLE = "memory_vectors"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRow:
+    rowid: int
+    id: str
+    owner: str
+    namespace: str
+    body: str
+    occurrences: int
+    created_at: float
+    updated_at: float
+
+
+_MEMORY_COLUMNS = "rowid, id, owner, namespace, body, occurrences, created_at, updated_at"
+
+
+def new_memory_id() -> str:
+    return "m_" + secrets.token_hex(8)
+
+
+# --- embedding model bookkeeping -------------------------------------------
+
+
+def vector_model(conn: sqlite3.Connection) -> tuple[str, int] | None:
+    row = conn.execute("SELECT model_id, dim FROM embedding_meta WHERE singleton = 1").fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def ensure_vector_table(conn: sqlite3.Connection, model_id: str, dim: int) -> str | None:
+    """Bind the database to a model's dimension on first use; refuse a different one.
+
+    Returns the stored model id when it differs from `model_id` at the same dimension
+    (vectors still comparable in shape, but not in meaning: the caller warns).
+    """
+    stored = vector_model(conn)
+    if stored is None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if vector_model(conn) is None:
+                conn.execute(
+                    "INSERT INTO embedding_meta (singleton, model_id, dim, created_at) VALUES (1, ?, ?, ?)",
+                    (model_id, dim, time.time()),
+                )
+                conn.execute(
+                    f"CREATE VIRTUAL TABLE IF NOT EXISTS {VECTOR_TABLE} USING vec0("
+                    f" lane_id integer partition key, embedding float[{int(dim)}] distance_metric=cosine)"
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        stored = vector_model(conn)
+    assert stored is not None
+    stored_model, stored_dim = stored
+    if stored_dim != dim:
+        raise EmbeddingError(
+            f"this database's vectors were built with {stored_model!r} ({stored_dim} dimensions); "
+            f"the configured model {model_id!r} has {dim}. Use the original model "
+            "(MEMWAL_EMBEDDING__MODEL) or start a new database (MEMWAL_DB_PATH)."
+        )
+    return stored_model if stored_model != model_id else None
+
+
+def _blob(vector: np.ndarray) -> bytes:
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+
+
+# --- write side (called inside the worker's transaction) -------------------
+
+
+def live_by_norm_key(conn: sqlite3.Connection, lane: int, key: str) -> list[tuple[int, str, str]]:
+    """(rowid, id, body) of live memories in the lane with this normalized-text key."""
+    return conn.execute(
+        "SELECT rowid, id, body FROM memories WHERE lane_id = ? AND norm_key = ? AND status = 'live'",
+        (lane, key),
+    ).fetchall()
+
+
+def live_norm_keys(conn: sqlite3.Connection, lane: int, keys: Iterable[str]) -> set[str]:
+    keys = list(set(keys))
+    found: set[str] = set()
+    for start in range(0, len(keys), 500):
+        chunk = keys[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(
+            row[0]
+            for row in conn.execute(
+                f"SELECT norm_key FROM memories WHERE lane_id = ? AND status = 'live' AND norm_key IN ({marks})",
+                (lane, *chunk),
+            )
+        )
+    return found
+
+
+def create_memory(
+    conn: sqlite3.Connection,
+    *,
+    owner: str,
+    namespace: str,
+    lane: int,
+    body: str,
+    key: str,
+    source_job_id: str,
+    vector: np.ndarray | None,
+    model_id: str | None,
+    now: float,
+) -> tuple[int, str]:
+    memory_id = new_memory_id()
+    rowid = conn.execute(
+        "INSERT INTO memories (id, owner, namespace, lane_id, body, norm_key, source_job_id, vector_model,"
+        " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (memory_id, owner, namespace, lane, body, key, source_job_id, model_id if vector is not None else None,
+         now, now),
+    ).lastrowid
+    conn.execute("INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (rowid, body))
+    if vector is not None:
+        conn.execute(
+            f"INSERT INTO {VECTOR_TABLE} (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, _blob(vector))
+        )
+    return rowid, memory_id
+
+
+def add_occurrence(conn: sqlite3.Connection, rowid: int, now: float) -> None:
+    conn.execute("UPDATE memories SET occurrences = occurrences + 1, updated_at = ? WHERE rowid = ?", (now, rowid))
+
+
+def bump_counters(conn: sqlite3.Connection, markers: Iterable[str]) -> None:
+    conn.executemany(
+        "INSERT INTO curation_counters (marker, count) VALUES (?, 1)"
+        " ON CONFLICT (marker) DO UPDATE SET count = count + 1",
+        [(m,) for m in markers],
+    )
+
+
+def counters(conn: sqlite3.Connection) -> dict[str, int]:
+    return dict(conn.execute("SELECT marker, count FROM curation_counters ORDER BY marker").fetchall())
+
+
+def unembedded(conn: sqlite3.Connection, limit: int) -> list[tuple[int, int, str]]:
+    """(rowid, lane_id, body) of live memories without a vector (made while the model was unavailable)."""
+    return conn.execute(
+        "SELECT rowid, lane_id, body FROM memories WHERE status = 'live' AND vector_model IS NULL LIMIT ?", (limit,)
+    ).fetchall()
+
+
+def set_vectors(conn: sqlite3.Connection, items: Sequence[tuple[int, int, np.ndarray]], model_id: str) -> None:
+    with_blobs = [(rowid, lane, _blob(vec)) for rowid, lane, vec in items]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany(f"DELETE FROM {VECTOR_TABLE} WHERE rowid = ?", [(r,) for r, _, _ in with_blobs])
+        conn.executemany(f"INSERT INTO {VECTOR_TABLE} (rowid, lane_id, embedding) VALUES (?, ?, ?)", with_blobs)
+        conn.executemany(
+            "UPDATE memories SET vector_model = ? WHERE rowid = ? AND status = 'live'",
+            [(model_id, r) for r, _, _ in with_blobs],
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+# --- read side -------------------------------------------------------------
+
+
+def knn(conn: sqlite3.Connection, lane: int, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """(rowid, cosine similarity) of the k nearest live memories in the lane, best first."""
+    if vector_model(conn) is None:
+        return []
+    rows = conn.execute(
+        f"SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? AND lane_id = ?"
+        " ORDER BY distance",
+        (_blob(query), k, lane),
+    ).fetchall()
+    return [(rowid, 1.0 - distance) for rowid, distance in rows]
+
+
+def fts(conn: sqlite3.Connection, lane: int, match: str, limit: int) -> list[tuple[int, float]]:
+    """(rowid, bm25) of live memories in the lane matching an FTS5 expression, best first.
+
+    `match` must come from recall.lexical.fts_query, which quotes every user token.
+    """
+    return conn.execute(
+        "SELECT f.rowid, bm25(memories_fts) AS rank FROM memories_fts f"
+        " JOIN memories m ON m.rowid = f.rowid"
+        " WHERE memories_fts MATCH ? AND m.lane_id = ? AND m.status = 'live'"
+        " ORDER BY rank LIMIT ?",
+        (match, lane, limit),
+    ).fetchall()
+
+
+def memories_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, MemoryRow]:
+    if not rowids:
+        return {}
+    marks = ",".join("?" * len(rowids))
+    rows = conn.execute(
+        f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE status = 'live' AND rowid IN ({marks})", tuple(rowids)
+    ).fetchall()
+    return {row[0]: MemoryRow(*row) for row in rows}

@@ -1,0 +1,90 @@
+"""Numbered .sql migrations, each applied once, in order, in its own transaction.
+
+The file and the row recording it commit together, so a crash mid-migration
+leaves the database at the previous version. Shipped migrations are never edited.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+_NAME = re.compile(r"^(\d+)_[\w-]+\.sql$")
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+def migrations_dir() -> Path:
+    """Inside the wheel they live in the package; in a checkout, at the top level."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here / "migrations", here.parent / "migrations"):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError("memwal-mcp's migrations folder is missing from this installation")
+
+
+def load_migrations(folder: Path | None = None) -> list[Migration]:
+    folder = folder or migrations_dir()
+    found: list[Migration] = []
+    for path in folder.iterdir():
+        match = _NAME.match(path.name)
+        if match:
+            found.append(Migration(int(match.group(1)), path.stem, path.read_text(encoding="utf-8")))
+    found.sort(key=lambda m: m.version)
+    versions = [m.version for m in found]
+    if len(set(versions)) != len(versions):
+        raise ValueError(f"two migrations share a number in {folder}")
+    return found
+
+
+def _split_statements(sql: str) -> list[str]:
+    """Split a script into complete statements (executescript would commit on its own)."""
+    statements: list[str] = []
+    buffer = ""
+    for line in sql.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            if buffer.strip():
+                statements.append(buffer)
+            buffer = ""
+    if buffer.strip() and not all(l.strip().startswith("--") or not l.strip() for l in buffer.splitlines()):
+        raise ValueError(f"incomplete SQL statement at the end of a migration: {buffer[:80]!r}")
+    return statements
+
+
+def apply_migrations(conn: sqlite3.Connection, folder: Path | None = None) -> list[str]:
+    """Apply what is new; returns the names applied. Safe to race from several processes."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+    )
+    applied: list[str] = []
+    for migration in load_migrations(folder):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            done = conn.execute(
+                "SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)
+            ).fetchone()
+            if done:
+                conn.execute("COMMIT")
+                continue
+            for statement in _split_statements(migration.sql):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (migration.version, migration.name, time.time()),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        applied.append(migration.name)
+    return applied

@@ -1,0 +1,95 @@
+"""Argument checks shared by every entry point. Each error names the argument and the fix."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from .errors import InvalidInput
+
+_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}$")
+_ALLOWED_CONTROLS = {"\t", "\n", "\r"}
+MAX_WAIT_MS = 30_000
+MAX_LIMIT = 100
+MAX_JOB_IDS = 50
+MAX_KEY_CHARS = 256
+
+
+def _check_chars(name: str, value: str, allow_newlines: bool = True) -> None:
+    for position, char in enumerate(value):
+        if 0xD800 <= ord(char) <= 0xDFFF:
+            raise InvalidInput(
+                f"{name} is not valid Unicode: lone surrogate U+{ord(char):04X} at position {position}"
+            )
+        if unicodedata.category(char) == "Cc" and not (allow_newlines and char in _ALLOWED_CONTROLS):
+            raise InvalidInput(
+                f"{name} contains the control character U+{ord(char):04X} at position {position}; remove it"
+            )
+
+
+def text(value: object, max_bytes: int, name: str = "text", hint: str = "give the fact to remember") -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string")
+    if not value.strip():
+        raise InvalidInput(f"{name} is empty; {hint}")
+    _check_chars(name, value)
+    size = len(value.encode("utf-8"))
+    if size > max_bytes:
+        raise InvalidInput(f"{name} is {size} bytes; the limit is {max_bytes} bytes (split it into smaller facts)")
+    return value
+
+
+def namespace(value: object) -> str:
+    if value is None:
+        return "default"
+    if not isinstance(value, str) or not _NAMESPACE.match(value):
+        raise InvalidInput(
+            f"namespace {value!r} is invalid: use 1-64 characters from letters, digits, '_', '.', ':' and '-', "
+            "starting with a letter or digit"
+        )
+    return value
+
+
+def idempotency_key(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput("idempotency_key must be a non-empty string (or omitted)")
+    if len(value) > MAX_KEY_CHARS:
+        raise InvalidInput(f"idempotency_key is {len(value)} characters; the limit is {MAX_KEY_CHARS}")
+    _check_chars("idempotency_key", value, allow_newlines=False)
+    return value
+
+
+def wait_ms(value: object) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_WAIT_MS:
+        raise InvalidInput(f"wait_ms must be an integer from 0 to {MAX_WAIT_MS}, got {value!r}")
+    return value
+
+
+def limit(value: object, default: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
+        raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {value!r}")
+    return value
+
+
+def min_score(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+        raise InvalidInput(f"min_score must be a number from 0 to 1, got {value!r}")
+    return float(value)
+
+
+def job_ids(value: object) -> list[str]:
+    if not isinstance(value, list) or not value:
+        raise InvalidInput("job_ids must be a non-empty list of job ids")
+    if len(value) > MAX_JOB_IDS:
+        raise InvalidInput(f"job_ids has {len(value)} ids; the limit is {MAX_JOB_IDS} per call")
+    if not all(isinstance(item, str) and 0 < len(item) <= 64 for item in value):
+        raise InvalidInput("job_ids must contain job id strings such as 'j_0123456789abcdef'")
+    return list(dict.fromkeys(value))

@@ -1,0 +1,47 @@
+"""Shared fixtures: a real SQLite file in tmp_path, the real bundled embedding model."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memwal_mcp.config import EmbeddingSettings, Settings, load_settings
+from memwal_mcp.embedding import FastEmbedEmbedder
+from memwal_mcp.service import MemoryService
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the developer's config or data dir, or inherits MEMWAL_* settings."""
+    for name in list(os.environ):
+        if name.startswith("MEMWAL_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+
+
+@pytest.fixture(scope="session")
+def embedder() -> FastEmbedEmbedder:
+    """The real default model, loaded once per test session."""
+    return FastEmbedEmbedder(EmbeddingSettings())
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path) -> Callable[..., Settings]:
+    def make(**overrides: Any) -> Settings:
+        overrides.setdefault("db_path", tmp_path / "memwal.db")
+        return load_settings(**overrides)
+
+    return make
+
+
+@pytest.fixture
+async def service(make_settings: Callable[..., Settings], embedder: FastEmbedEmbedder) -> AsyncIterator[MemoryService]:
+    """A running service (store + worker) on a fresh database, with the real model."""
+    svc = MemoryService(make_settings(), embedder=embedder)
+    async with svc.running():
+        yield svc
