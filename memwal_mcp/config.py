@@ -148,6 +148,6 @@ def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings
         raise InvalidInput(f"config file {config_file} does not exist")
 
     class _FromFile(Settings):
-        model_config = SettingsConfigDict(**Settings.model_config, toml_file=config_file)
+        model_config = SettingsConfigDict(**{**Settings.model_config, "toml_file": config_file})
 
     return _FromFile(**overrides)
