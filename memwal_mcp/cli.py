@@ -77,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("job_ids", nargs="+")
     status.add_argument("--json", action="store_true", help="print JSON")
 
+    history = commands.add_parser("history", parents=[common], help="revisions and jobs of a memory")
+    history.add_argument("memory_id")
+    history.add_argument("--json", action="store_true", help="print JSON")
+
     stats = commands.add_parser("stats", parents=[common], help="queue state and curation counters")
     stats.add_argument("--json", action="store_true", help="print JSON")
     return parser
@@ -146,7 +150,7 @@ async def _serve(settings: Settings) -> None:
 
 async def _one_shot(settings: Settings, command: str, args: argparse.Namespace) -> None:
     from .recall.format import recall_text
-    from .server import JobOut, RecallOut
+    from .server import HistoryOut, JobOut, RecallOut, history_text
     from .service import MemoryService
 
     service = MemoryService(settings)
@@ -165,6 +169,9 @@ async def _one_shot(settings: Settings, command: str, args: argparse.Namespace) 
             _print(args.json, [j.model_dump() for j in jobs],
                    "\n".join(f"{j.job_id}: {j.status} {j.decision or ''} {j.memory_id or j.error or ''}".rstrip()
                              for j in jobs))
+        elif command == "history":
+            out = HistoryOut.of(await service.history(owner, args.memory_id))
+            _print(args.json, out.model_dump(), history_text(out))
         elif command == "stats":
             stats = await service.stats()
             lines = [f"database: {stats.db_path}"]

@@ -55,3 +55,30 @@ class RecallResult:
     @property
     def collapsed(self) -> int:
         return sum(hit.copies for hit in self.hits)
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionRecord:
+    body: str
+    decision: str  # what replaced this body
+    job_id: str | None
+    llm_model: str | None
+    guard: str | None
+    merged_ids: tuple[str, ...]
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """Where a memory came from: its current body, previous bodies, and the jobs folded into it."""
+
+    memory_id: str
+    namespace: str
+    body: str
+    status: str
+    retired_into: str | None
+    created_at: float
+    updated_at: float
+    revisions: list[RevisionRecord]  # newest first
+    jobs: list[Job]  # newest first: the source job, occurrences, merges (also of memories retired into it)
+    merged_from: list[str]

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from . import __version__
 from .errors import MemwalError
-from .records import Hit, Job, RecallResult
+from .records import History, Hit, Job, RecallResult
 from .recall.format import recall_text
 from .service import MemoryService
 
@@ -117,6 +117,66 @@ class RecallOut(BaseModel):
         )
 
 
+class RevisionOut(BaseModel):
+    body: str = Field(description="The body the memory had before this change")
+    replaced_by: str = Field(description="What replaced it: updated / consolidated / appended")
+    job_id: str | None
+    llm_model: str | None
+    guard: str | None = Field(description="MergeGuard outcome and figures")
+    merged_ids: list[str] = Field(description="Memories folded into this one by the change")
+    created_at: str
+
+
+class HistoryOut(BaseModel):
+    memory_id: str
+    namespace: str
+    body: str
+    status: str = Field(description="live, or retired (folded into `retired_into`)")
+    retired_into: str | None
+    created_at: str
+    updated_at: str
+    revisions: list[RevisionOut] = Field(description="Previous bodies, newest first")
+    jobs: list[JobOut] = Field(description="Remember jobs that ended in this memory, newest first")
+    merged_from: list[str]
+
+    @classmethod
+    def of(cls, history: History) -> "HistoryOut":
+        return cls(
+            memory_id=history.memory_id,
+            namespace=history.namespace,
+            body=history.body,
+            status=history.status,
+            retired_into=history.retired_into,
+            created_at=_iso(history.created_at),
+            updated_at=_iso(history.updated_at),
+            revisions=[
+                RevisionOut(
+                    body=r.body,
+                    replaced_by=r.decision,
+                    job_id=r.job_id,
+                    llm_model=r.llm_model,
+                    guard=r.guard,
+                    merged_ids=list(r.merged_ids),
+                    created_at=_iso(r.created_at),
+                )
+                for r in history.revisions
+            ],
+            jobs=[JobOut.of(job) for job in history.jobs],
+            merged_from=history.merged_from,
+        )
+
+
+def history_text(out: HistoryOut) -> str:
+    lines = [f"{out.memory_id} [{out.status}] {out.body}"]
+    if out.retired_into:
+        lines.append(f"folded into {out.retired_into}")
+    for r in out.revisions:
+        lines.append(f"- {r.created_at} {r.replaced_by} by job {r.job_id}; before: {r.body}")
+    for job in out.jobs:
+        lines.append(f"- {job.created_at} job {job.job_id} ({job.decision or job.status})")
+    return "\n".join(lines)
+
+
 def _reply(text: str, model: BaseModel) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=model.model_dump())
 
@@ -195,5 +255,19 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         still holds `limit` distinct facts when that many exist."""
         result = await call(service.recall(owner, query, limit, namespace, min_score))
         return _reply(recall_text(result), RecallOut.of(result))
+
+    @server.tool(
+        name="memwal_history",
+        title="History of a memory",
+        annotations=ToolAnnotations(read_only_hint=True),
+    )
+    async def memwal_history(
+        memory_id: Annotated[str, Field(description="A memory id from memwal_recall or memwal_remember_status")],
+    ) -> Annotated[CallToolResult, HistoryOut]:
+        """Show how a memory came to be: its previous bodies (revisions, with the decision,
+        LLM model and MergeGuard outcome that replaced each) and the remember jobs folded
+        into it, newest first."""
+        out = HistoryOut.of(await call(service.history(owner, memory_id)))
+        return _reply(history_text(out), out)
 
     return server

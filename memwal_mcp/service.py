@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -18,10 +19,11 @@ import anyio
 
 from . import validation
 from .config import Settings
+from .curation.llm import make_decider
 from .curation.worker import CurationWorker
 from .embedding import Embedder, LazyEmbedder
-from .errors import IdempotencyKeyReused, NotFound
-from .records import Job, RecallResult, RememberOutcome
+from .errors import IdempotencyKeyReused, InvalidInput, NotFound
+from .records import History, Job, RecallResult, RememberOutcome, RevisionRecord
 from .recall.search import search_lane
 from .store import Database
 from .store import jobs as job_store
@@ -47,7 +49,14 @@ class MemoryService:
         self.settings = settings
         self.db = Database(settings.db_path)
         self.embedder = LazyEmbedder(settings.embedding, embedder)
-        self.worker = CurationWorker(self.db, self.embedder, settings.curation, self._progressed)
+        self.worker = CurationWorker(
+            self.db,
+            self.embedder,
+            settings.curation,
+            self._progressed,
+            decider=make_decider(settings.llm),
+            llm_timeout_s=settings.llm.timeout_s,
+        )
         self._progress = anyio.Event()
         self._worker_task: asyncio.Task[None] | None = None
 
@@ -168,6 +177,13 @@ class MemoryService:
         log.info("recall: %d remembered facts are not curated yet; searching their text directly", len(queued))
         return queued
 
+    # --- history ---------------------------------------------------------------
+
+    async def history(self, owner: str, memory_id: object) -> History:
+        if not isinstance(memory_id, str) or not memory_id.strip() or len(memory_id) > 64:
+            raise InvalidInput("memory_id must be a memory id such as 'm_0123456789abcdef'")
+        return await self.db.read(_history, owner, memory_id)
+
     # --- stats -----------------------------------------------------------------
 
     async def stats(self) -> Stats:
@@ -175,3 +191,19 @@ class MemoryService:
         counters = await self.db.read(memories.counters)
         model = await self.db.read(memories.vector_model)
         return Stats(queue, counters, model, str(self.db.path))
+
+
+def _history(conn: sqlite3.Connection, owner: str, memory_id: str) -> History:
+    found = memories.memory_by_id(conn, owner, memory_id)
+    if found is None:
+        raise NotFound(f"no memory with id {memory_id!r}")
+    row, status, into = found
+    merged_from = memories.retired_into(conn, memory_id)
+    revisions = [
+        RevisionRecord(r.body, r.decision, r.job_id, r.llm_model, r.guard,
+                       tuple(r.merged_ids.split(",")) if r.merged_ids else (), r.created_at)
+        for r in memories.revisions(conn, row.rowid)
+    ]
+    jobs = job_store.jobs_for_memories(conn, owner, [memory_id, *merged_from])
+    return History(row.id, row.namespace, row.body, status, into, row.created_at, row.updated_at,
+                   revisions, jobs, merged_from)

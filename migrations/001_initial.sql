@@ -54,14 +54,18 @@ CREATE TABLE memories (
 CREATE INDEX memories_lane_norm ON memories (lane_id, norm_key) WHERE status = 'live';
 CREATE INDEX memories_lane_created ON memories (lane_id, created_at);
 CREATE INDEX memories_unembedded ON memories (lane_id) WHERE status = 'live' AND vector_model IS NULL;
+CREATE INDEX memories_retired_into ON memories (retired_into) WHERE retired_into IS NOT NULL;
 
 -- Previous bodies: every change of a memory's body keeps the body it replaced.
 CREATE TABLE memory_revisions (
     id               INTEGER PRIMARY KEY,
     memory_rowid     INTEGER NOT NULL REFERENCES memories (rowid),
     body             TEXT NOT NULL,
-    decision         TEXT NOT NULL,
-    job_id           TEXT,
+    decision         TEXT NOT NULL,                -- what replaced this body: updated / consolidated / appended
+    job_id           TEXT,                         -- the job whose proposal caused the change
+    llm_model        TEXT,                         -- the model that decided, if any
+    guard            TEXT,                         -- MergeGuard outcome and figures
+    merged_ids       TEXT,                         -- memories retired into this one by the change (comma-separated)
     created_at       REAL NOT NULL
 );
 

@@ -1,9 +1,11 @@
-"""Apply evaluator decisions to the store, one job per transaction, in arrival order.
+"""Apply curation outcomes to the store, one job per transaction, in arrival order.
 
 Runs on the database's writer thread. Each job's evaluate + apply + mark-done
 commits together, after renewing the lane lease inside the same transaction: a
 worker that lost its lease stops before writing, so two workers never curate one
 lane at once, and a crash leaves every job either done once or still queued.
+Because each job commits before the next is evaluated, a proposal can nominate
+memories created earlier in the same batch.
 """
 
 from __future__ import annotations
@@ -12,80 +14,37 @@ import logging
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..config import CurationSettings
 from ..normalize import norm_key
 from ..store import jobs as job_store
 from ..store import memories
 from ..store.database import transaction
-from .evaluator import Decision, evaluate
+from .evaluator import Evaluation, evaluate
+from .plan import MergePlan
 
 log = logging.getLogger("memwal_mcp.curation")
-
-
-@dataclass(frozen=True, slots=True)
-class Applied:
-    job_id: str
-    decision: str
-    memory_id: str
-
-
-_DONE_DECISION = {"create": "created", "occurrence": "occurrence"}
 
 
 class LeaseLost(Exception):
     """Another worker owns the lane now; stop without writing."""
 
 
-def curate_jobs(
-    conn: sqlite3.Connection,
-    *,
-    lane: int,
-    holder: str,
-    lease_s: float,
-    batch: Sequence[job_store.QueuedJob],
-    vectors: dict[str, np.ndarray],
-    model_id: str | None,
-    curation_enabled: bool,
-    max_attempts: int,
-) -> list[Applied]:
-    applied: list[Applied] = []
-    for job in batch:
-        now = time.time()
-        try:
-            with transaction(conn):
-                if not job_store.renew_lease(conn, lane, holder, now + lease_s):
-                    raise LeaseLost(f"lease on lane {lane} lost")
-                decision = evaluate(conn, lane, job.text, curation_enabled)
-                memory_id, markers = _apply(conn, job, decision, vectors.get(job.id), model_id, now)
-                job_store.mark_done(conn, job.id, _DONE_DECISION[decision.action], memory_id, now)
-                memories.bump_counters(conn, markers)
-        except LeaseLost:
-            raise
-        except Exception as exc:  # one bad job must not stall its lane: retry it later
-            log.exception("curation of job %s failed", job.id)
-            record_failures(conn, [job], f"{type(exc).__name__}: {exc}", max_attempts)
-            continue
-        for marker in markers:
-            log.info("%s job=%s memory=%s reason=%s", marker, job.id, memory_id, decision.reason)
-        applied.append(Applied(job.id, decision.action, memory_id))
-    return applied
+def _renew(conn: sqlite3.Connection, lane: int, holder: str, hold_s: float) -> None:
+    if not job_store.renew_lease(conn, lane, holder, time.time() + hold_s):
+        raise LeaseLost(f"lease on lane {lane} lost")
 
 
-def _apply(
-    conn: sqlite3.Connection,
-    job: job_store.QueuedJob,
-    decision: Decision,
-    vector: np.ndarray | None,
-    model_id: str | None,
-    now: float,
+def _log(markers: Sequence[str], job_id: str, memory_id: str, reason: str) -> None:
+    for marker in markers:
+        log.info("%s job=%s memory=%s reason=%s", marker, job_id, memory_id, reason)
+
+
+def _create(
+    conn: sqlite3.Connection, job: job_store.QueuedJob, vector: np.ndarray | None, model_id: str | None, now: float
 ) -> tuple[str, list[str]]:
-    if decision.action == "occurrence":
-        assert decision.target_rowid is not None and decision.target_id is not None
-        memories.add_occurrence(conn, decision.target_rowid, now)
-        return decision.target_id, ["curation_occurrence"]
     _, memory_id = memories.create_memory(
         conn,
         owner=job.owner,
@@ -98,13 +57,124 @@ def _apply(
         model_id=model_id,
         now=now,
     )
-    markers = ["curation_created"]
-    if vector is None:
-        markers.append("curation_created_without_vector")
-    return memory_id, markers
+    return memory_id, ["curation_created"] + ([] if vector is not None else ["curation_created_without_vector"])
 
 
-def needs_vector(conn: sqlite3.Connection, lane: int, batch: Sequence[job_store.QueuedJob], curation_enabled: bool) -> list[str]:
+def curate_until_llm(
+    conn: sqlite3.Connection,
+    *,
+    lane: int,
+    holder: str,
+    settings: CurationSettings,
+    llm_hold_s: float,
+    batch: Sequence[job_store.QueuedJob],
+    vectors: dict[str, np.ndarray],
+    model_id: str | None,
+    llm_available: bool,
+) -> tuple[int, Evaluation | None]:
+    """Curate jobs in order until one needs the LLM.
+
+    Returns how many jobs were consumed (done, or failed and rescheduled) and, when
+    it stopped early, the evaluation of the job at that index (with its nominees).
+    """
+    for index, job in enumerate(batch):
+        try:
+            with transaction(conn):
+                _renew(conn, lane, holder, settings.lease_s)
+                evaluation = evaluate(conn, lane, job.text, vectors.get(job.id), settings, llm_available)
+                if evaluation.action == "ask_llm":
+                    _renew(conn, lane, holder, llm_hold_s)  # keep the lane while the LLM thinks
+                    return index, evaluation
+                now = time.time()
+                if evaluation.action == "occurrence":
+                    assert evaluation.target_rowid is not None and evaluation.target_id is not None
+                    memories.add_occurrence(conn, evaluation.target_rowid, now)
+                    memory_id, markers = evaluation.target_id, ["curation_occurrence"]
+                    decision = "occurrence"
+                else:
+                    memory_id, markers = _create(conn, job, vectors.get(job.id), model_id, now)
+                    decision = "created"
+                markers = [*evaluation.markers, *markers]
+                job_store.mark_done(conn, job.id, decision, memory_id, now)
+                memories.bump_counters(conn, markers)
+        except LeaseLost:
+            raise
+        except Exception as exc:  # one bad job must not stall its lane: retry it later
+            log.exception("curation of job %s failed", job.id)
+            record_failures(conn, [job], f"{type(exc).__name__}: {exc}", settings.max_attempts)
+            continue
+        _log(markers, job.id, memory_id, evaluation.reason)
+    return len(batch), None
+
+
+def apply_plan(
+    conn: sqlite3.Connection,
+    *,
+    lane: int,
+    holder: str,
+    settings: CurationSettings,
+    job: job_store.QueuedJob,
+    evaluation: Evaluation,
+    plan: MergePlan,
+    vector: np.ndarray | None,
+    model_id: str | None,
+    llm_model: str | None,
+) -> None:
+    """Write what the LLM decided (as planned by MergeGuard) for one job."""
+    try:
+        with transaction(conn):
+            _renew(conn, lane, holder, settings.lease_s)
+            now = time.time()
+            markers = [*evaluation.markers, *plan.markers]
+            live = memories.memories_by_rowid(
+                conn, [n.rowid for n in ((plan.target,) if plan.target else ()) + plan.retire]
+            )
+            unchanged = plan.target is None or (
+                plan.target.rowid in live and live[plan.target.rowid].body == plan.target.body
+            )
+            if plan.kind == "create" or not unchanged:
+                memory_id, created = _create(conn, job, vector if plan.kind == "create" else None, model_id, now)
+                markers += created
+                decision = "created"
+            elif plan.kind == "skip":
+                assert plan.target is not None
+                memories.add_occurrence(conn, plan.target.rowid, now)
+                memory_id, decision = plan.target.id, "skipped"
+            else:
+                assert plan.target is not None and plan.body is not None
+                retiring = [n for n in plan.retire if n.rowid in live]
+                memories.replace_body(
+                    conn,
+                    rowid=plan.target.rowid,
+                    lane=lane,
+                    body=plan.body,
+                    key=norm_key(plan.body),
+                    vector=vector,
+                    model_id=model_id,
+                    decision=plan.decision,
+                    job_id=job.id,
+                    llm_model=llm_model,
+                    guard=plan.guard.reason if plan.guard else None,
+                    merged_ids=[n.id for n in retiring],
+                    now=now,
+                )
+                for nominee in retiring:
+                    memories.retire(conn, nominee.rowid, plan.target.id, now)
+                memory_id, decision = plan.target.id, plan.decision
+            job_store.mark_done(conn, job.id, decision, memory_id, now)
+            memories.bump_counters(conn, markers)
+    except LeaseLost:
+        raise
+    except Exception as exc:
+        log.exception("applying the curation decision for job %s failed", job.id)
+        record_failures(conn, [job], f"{type(exc).__name__}: {exc}", settings.max_attempts)
+        return
+    _log(markers, job.id, memory_id, f"{evaluation.reason}; {plan.reason}")
+
+
+def needs_vector(
+    conn: sqlite3.Connection, lane: int, batch: Sequence[job_store.QueuedJob], curation_enabled: bool
+) -> list[str]:
     """Ids of the jobs that may create a memory (so need a vector): not exact repeats."""
     if not curation_enabled:
         return [job.id for job in batch]

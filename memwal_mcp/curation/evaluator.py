@@ -1,8 +1,13 @@
 """The one evaluator: what should happen to a proposal (a queued job) in its lane.
 
-Order (DESIGN.md): exact normalized-text match with a live memory -> occurrence;
-otherwise create. Nomination by kNN and the LLM decider slot in between those two
-steps; similarity alone never folds anything.
+Order (DESIGN.md):
+  1. exact normalized-text match with a live memory -> occurrence (no LLM);
+  2. nominees: kNN (cosine >= threshold) with an embedder, FTS5 terms without one
+     (the degraded path, marked `curation_nominator_degraded`);
+  3. no nominee -> CREATE, zero LLM calls;
+  4. nominees and an LLM -> ask it (the worker does, outside the transaction);
+  5. nominees and no LLM -> CREATE (`curation_nominee_no_llm_decision`).
+Similarity alone never folds anything.
 """
 
 from __future__ import annotations
@@ -11,25 +16,54 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
+from ..config import CurationSettings
 from ..normalize import norm_key, normalize_text
 from ..store import memories
+from .nominator import lexical_nominees, vector_nominees
+from .prompt import Nominee
 
-Action = Literal["create", "occurrence"]
+Action = Literal["create", "occurrence", "ask_llm"]
 
 
 @dataclass(frozen=True, slots=True)
-class Decision:
+class Evaluation:
     action: Action
     reason: str
     target_rowid: int | None = None
     target_id: str | None = None
+    nominees: tuple[Nominee, ...] = ()
+    markers: tuple[str, ...] = ()
 
 
-def evaluate(conn: sqlite3.Connection, lane: int, text: str, curation_enabled: bool) -> Decision:
-    if not curation_enabled:
-        return Decision("create", "curation disabled")
+def evaluate(
+    conn: sqlite3.Connection,
+    lane: int,
+    text: str,
+    vector: np.ndarray | None,
+    settings: CurationSettings,
+    llm_available: bool,
+) -> Evaluation:
+    if not settings.enabled:
+        return Evaluation("create", "curation disabled")
     wanted = normalize_text(text)
     for rowid, memory_id, body in memories.live_by_norm_key(conn, lane, norm_key(text)):
         if normalize_text(body) == wanted:  # the key is a hash: confirm on the text itself
-            return Decision("occurrence", "exact normalized-text match", rowid, memory_id)
-    return Decision("create", "no live memory with the same normalized text")
+            return Evaluation("occurrence", "exact normalized-text match", rowid, memory_id)
+
+    markers: list[str] = []
+    if vector is not None:
+        nominees = vector_nominees(conn, lane, vector, settings.nominator_k, settings.nominator_threshold)
+    else:
+        nominees = lexical_nominees(conn, lane, text)
+        markers.append("curation_nominator_degraded")
+    if not nominees:
+        return Evaluation("create", "no nominee", markers=tuple(markers))
+    markers.append("curation_nominated")
+    top = max((n.similarity for n in nominees if n.similarity is not None), default=None)
+    why = f"{len(nominees)} nominee(s)" + (f", top cosine {top:.3f}" if top is not None else ", lexical")
+    if llm_available:
+        return Evaluation("ask_llm", why, nominees=tuple(nominees), markers=tuple(markers))
+    markers.append("curation_nominee_no_llm_decision")
+    return Evaluation("create", f"{why}; no LLM configured", nominees=tuple(nominees), markers=tuple(markers))

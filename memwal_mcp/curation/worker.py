@@ -20,7 +20,9 @@ from ..errors import EmbeddingError
 from ..store import Database
 from ..store import jobs as job_store
 from ..store import memories
-from .apply import LeaseLost, curate_jobs, needs_vector, record_failures
+from .apply import LeaseLost, apply_plan, curate_until_llm, needs_vector, record_failures
+from .llm import Decider
+from .plan import plan_outcome
 
 log = logging.getLogger("memwal_mcp.curation")
 
@@ -32,8 +34,12 @@ class CurationWorker:
         embedder: LazyEmbedder,
         settings: CurationSettings,
         on_progress: Callable[[], None] = lambda: None,
+        decider: Decider | None = None,
+        llm_timeout_s: float = 10.0,
     ) -> None:
         self._db = db
+        self._decider = decider
+        self._llm_timeout_s = llm_timeout_s
         self._embedder = embedder
         self._settings = settings
         self._on_progress = on_progress
@@ -61,7 +67,9 @@ class CurationWorker:
 
     async def run_once(self) -> bool:
         """Curate one lane (all its due jobs); False when there was nothing to do."""
-        lane = await self._db.write(job_store.claim_lane, self.holder, self._settings.lease_s, time.time())
+        lane = None
+        if await self._db.read(job_store.has_due_jobs, time.time()):
+            lane = await self._db.write(job_store.claim_lane, self.holder, self._settings.lease_s, time.time())
         if lane is None:
             return await self._embed_backlog()
         try:
@@ -78,32 +86,85 @@ class CurationWorker:
         return True
 
     async def _curate(self, lane: int, batch: list[job_store.QueuedJob]) -> None:
-        enabled = self._settings.enabled
+        settings = self._settings
         vectors: dict[str, np.ndarray] = {}
         embedder = await self._vector_embedder()
         if embedder is not None:
-            wanted = await self._db.write(needs_vector, lane, batch, enabled)
-            texts = {job.id: job.text for job in batch}
-            try:
-                matrix = await anyio.to_thread.run_sync(embedder.embed_documents, [texts[i] for i in wanted])
-            except Exception as exc:
-                log.exception("embedding a batch of %d jobs failed", len(wanted))
-                await self._db.write(record_failures, batch, f"embedding failed: {exc}", self._settings.max_attempts)
-                return
-            vectors = dict(zip(wanted, matrix))
-        await self._db.write(
-            lambda conn: curate_jobs(
-                conn,
-                lane=lane,
-                holder=self.holder,
-                lease_s=self._settings.lease_s,
-                batch=batch,
-                vectors=vectors,
-                model_id=embedder.model_id if embedder else None,
-                curation_enabled=enabled,
-                max_attempts=self._settings.max_attempts,
+            wanted = await self._db.write(needs_vector, lane, batch, settings.enabled)
+            vectors, failed = await self._embed_jobs(embedder, [job for job in batch if job.id in set(wanted)])
+            if failed:
+                for error, jobs in failed.items():
+                    await self._db.write(record_failures, jobs, error, settings.max_attempts)
+                failed_ids = {job.id for jobs in failed.values() for job in jobs}
+                batch = [job for job in batch if job.id not in failed_ids]
+        model_id = embedder.model_id if embedder else None
+        llm_hold_s = max(settings.lease_s, self._llm_timeout_s + 5)
+
+        remaining = batch
+        while remaining:
+            consumed, evaluation = await self._db.write(
+                lambda conn: curate_until_llm(
+                    conn,
+                    lane=lane,
+                    holder=self.holder,
+                    settings=settings,
+                    llm_hold_s=llm_hold_s,
+                    batch=remaining,
+                    vectors=vectors,
+                    model_id=model_id,
+                    llm_available=self._decider is not None,
+                )
             )
-        )
+            if evaluation is None or self._decider is None:
+                return
+            job = remaining[consumed]
+            decision = await self._decider.decide(job.text, evaluation.nominees)
+            plan = plan_outcome(job.text, decision)
+            vector = vectors.get(job.id)
+            if plan.kind == "merge" and plan.body is not None and embedder is not None:
+                try:
+                    vector = (await anyio.to_thread.run_sync(embedder.embed_documents, [plan.body]))[0]
+                except Exception:  # the memory is written anyway; the backlog pass embeds it later
+                    log.exception("embedding a merged body failed")
+                    vector = None
+            elif plan.kind == "merge":
+                vector = None
+            await self._db.write(
+                lambda conn: apply_plan(
+                    conn,
+                    lane=lane,
+                    holder=self.holder,
+                    settings=settings,
+                    job=job,
+                    evaluation=evaluation,
+                    plan=plan,
+                    vector=vector,
+                    model_id=model_id,
+                    llm_model=self._decider.model if self._decider else None,
+                )
+            )
+            self._on_progress()
+            remaining = remaining[consumed + 1 :]
+
+    @staticmethod
+    async def _embed_jobs(
+        embedder: Embedder, jobs: list[job_store.QueuedJob]
+    ) -> tuple[dict[str, np.ndarray], dict[str, list[job_store.QueuedJob]]]:
+        """Vectors by job id, in one call; if that fails, job by job, so one text the
+        model cannot embed fails alone instead of dragging its batch down with it."""
+        try:
+            matrix = await anyio.to_thread.run_sync(embedder.embed_documents, [job.text for job in jobs])
+            return dict(zip((job.id for job in jobs), matrix)), {}
+        except Exception:
+            log.exception("embedding a batch of %d jobs failed; embedding them one by one", len(jobs))
+        vectors: dict[str, np.ndarray] = {}
+        failed: dict[str, list[job_store.QueuedJob]] = {}
+        for job in jobs:
+            try:
+                vectors[job.id] = (await anyio.to_thread.run_sync(embedder.embed_documents, [job.text]))[0]
+            except Exception as exc:
+                failed.setdefault(f"embedding failed: {type(exc).__name__}: {exc}", []).append(job)
+        return vectors, failed
 
     async def _vector_embedder(self) -> Embedder | None:
         """The embedder, once the database has agreed to its dimension; None means no vectors."""

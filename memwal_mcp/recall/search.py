@@ -7,6 +7,7 @@ BM25 otherwise. After collapsing duplicates the search widens (k x4) until
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Sequence
 
@@ -21,6 +22,8 @@ from ..store import memories
 from ..store.jobs import QueuedJob
 from .collapse import collapse_duplicates
 from .lexical import bm25_to_score, fts_query, query_tokens
+
+log = logging.getLogger(__name__)
 
 # sqlite-vec's largest k for one KNN query.
 MAX_K = 4096
@@ -103,10 +106,14 @@ async def _pending_hits(
     """Queued jobs the worker has not folded in yet, scored like memories (read-your-writes)."""
     if not pending:
         return []
+    scores: list[float] | None = None
     if embedder is not None and query_vector is not None:
-        matrix = await anyio.to_thread.run_sync(embedder.embed_documents, [job.text for job in pending])
-        scores = [max(0.0, min(1.0, float(s))) for s in matrix @ query_vector]
-    else:
+        try:
+            matrix = await anyio.to_thread.run_sync(embedder.embed_documents, [job.text for job in pending])
+            scores = [max(0.0, min(1.0, float(s))) for s in matrix @ query_vector]
+        except Exception:  # a recall must not fail because curation's input is odd: match words
+            log.exception("embedding %d pending jobs for recall failed; matching their words", len(pending))
+    if scores is None:
         words = set(query_tokens(query))
         scores = [len(words & set(query_tokens(job.text))) / len(words) if words else 0.0 for job in pending]
     return [

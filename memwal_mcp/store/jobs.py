@@ -128,6 +128,14 @@ def _holder_is_dead(holder: str) -> bool:
     return False
 
 
+def has_due_jobs(conn: sqlite3.Connection, now: float) -> bool:
+    """A lock-free look before claim_lane, so idle workers never take the write lock."""
+    row = conn.execute(
+        "SELECT 1 FROM remember_jobs WHERE status = 'queued' AND next_attempt_at <= ? LIMIT 1", (now,)
+    ).fetchone()
+    return row is not None
+
+
 def claim_lane(conn: sqlite3.Connection, holder: str, lease_s: float, now: float) -> Lane | None:
     """Lease one lane that has due jobs and no live lease; the oldest waiting work first."""
     with transaction(conn):
@@ -202,3 +210,16 @@ def mark_attempt_failed(
 def queue_counts(conn: sqlite3.Connection) -> dict[str, int]:
     rows = conn.execute("SELECT status, COUNT(*) FROM remember_jobs GROUP BY status").fetchall()
     return {status: count for status, count in rows}
+
+
+def jobs_for_memories(conn: sqlite3.Connection, owner: str, memory_ids: Sequence[str]) -> list[Job]:
+    """The owner's jobs that ended in these memories, newest first."""
+    if not memory_ids:
+        return []
+    marks = ",".join("?" * len(memory_ids))
+    rows = conn.execute(
+        f"SELECT {_JOB_COLUMNS} FROM remember_jobs WHERE owner = ? AND memory_id IN ({marks})"
+        " ORDER BY created_at DESC, seq DESC",
+        (owner, *memory_ids),
+    ).fetchall()
+    return [_job(row) for row in rows]

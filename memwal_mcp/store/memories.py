@@ -212,3 +212,93 @@ def memories_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[i
         f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE status = 'live' AND rowid IN ({marks})", tuple(rowids)
     ).fetchall()
     return {row[0]: MemoryRow(*row) for row in rows}
+
+
+# --- merges (LLM tier) -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """A body the memory had before a change, and what changed it."""
+
+    body: str
+    decision: str
+    job_id: str | None
+    llm_model: str | None
+    guard: str | None
+    merged_ids: str | None
+    created_at: float
+
+
+def replace_body(
+    conn: sqlite3.Connection,
+    *,
+    rowid: int,
+    lane: int,
+    body: str,
+    key: str,
+    vector: np.ndarray | None,
+    model_id: str | None,
+    decision: str,
+    job_id: str,
+    llm_model: str | None,
+    guard: str | None,
+    merged_ids: Sequence[str] = (),
+    now: float,
+) -> None:
+    """Give a memory a new body, keeping the old one as a revision; re-index it."""
+    (old_body,) = conn.execute("SELECT body FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+    conn.execute(
+        "INSERT INTO memory_revisions (memory_rowid, body, decision, job_id, llm_model, guard, merged_ids, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (rowid, old_body, decision, job_id, llm_model, guard, ",".join(merged_ids) or None, now),
+    )
+    conn.execute(
+        "UPDATE memories SET body = ?, norm_key = ?, vector_model = ?, updated_at = ? WHERE rowid = ?",
+        (body, key, model_id if vector is not None else None, now, rowid),
+    )
+    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+    conn.execute("INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (rowid, body))
+    if vector_model(conn) is not None:
+        conn.execute(f"DELETE FROM {VECTOR_TABLE} WHERE rowid = ?", (rowid,))
+    if vector is not None:
+        conn.execute(
+            f"INSERT INTO {VECTOR_TABLE} (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, _blob(vector))
+        )
+
+
+def retire(conn: sqlite3.Connection, rowid: int, into_id: str, now: float) -> None:
+    """Fold a memory into another (CONSOLIDATE): its body and history stay, it leaves the indexes."""
+    conn.execute(
+        "UPDATE memories SET status = 'retired', retired_into = ?, updated_at = ? WHERE rowid = ? AND status = 'live'",
+        (into_id, now, rowid),
+    )
+    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+    if vector_model(conn) is not None:
+        conn.execute(f"DELETE FROM {VECTOR_TABLE} WHERE rowid = ?", (rowid,))
+
+
+def memory_by_id(conn: sqlite3.Connection, owner: str, memory_id: str) -> tuple[MemoryRow, str, str | None] | None:
+    """(row, status, retired_into) of the owner's memory with this id, whatever its status."""
+    row = conn.execute(
+        f"SELECT {_MEMORY_COLUMNS}, status, retired_into FROM memories WHERE owner = ? AND id = ?",
+        (owner, memory_id),
+    ).fetchone()
+    if row is None:
+        return None
+    return MemoryRow(*row[:8]), row[8], row[9]
+
+
+def revisions(conn: sqlite3.Connection, rowid: int) -> list[Revision]:
+    """Previous bodies, newest first."""
+    rows = conn.execute(
+        "SELECT body, decision, job_id, llm_model, guard, merged_ids, created_at FROM memory_revisions"
+        " WHERE memory_rowid = ? ORDER BY id DESC",
+        (rowid,),
+    ).fetchall()
+    return [Revision(*row) for row in rows]
+
+
+def retired_into(conn: sqlite3.Connection, memory_id: str) -> list[str]:
+    """Ids of memories a CONSOLIDATE folded into this one (directly)."""
+    return [r[0] for r in conn.execute("SELECT id FROM memories WHERE retired_into = ? ORDER BY rowid", (memory_id,))]

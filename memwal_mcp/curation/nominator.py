@@ -1,0 +1,45 @@
+"""Nominate candidates for the LLM decider. Similarity nominates; it never decides.
+
+With an embedder: kNN over the lane's live memories (committed ones, which include
+those created earlier in the same batch, since each job commits before the next is
+evaluated), cosine >= threshold. Without one: a degraded lexical path over FTS5.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+
+from ..recall.lexical import query_tokens
+from ..store import memories
+from .prompt import Nominee
+
+LEXICAL_TERMS = 8
+LEXICAL_MIN_CHARS = 3
+LEXICAL_LIMIT = 5
+
+
+def _hydrate(conn: sqlite3.Connection, scored: list[tuple[int, float | None]]) -> list[Nominee]:
+    rows = memories.memories_by_rowid(conn, [rowid for rowid, _ in scored])
+    return [Nominee(rowid, rows[rowid].id, rows[rowid].body, score) for rowid, score in scored if rowid in rows]
+
+
+def vector_nominees(
+    conn: sqlite3.Connection, lane: int, vector: np.ndarray, k: int, threshold: float
+) -> list[Nominee]:
+    scored = [(rowid, sim) for rowid, sim in memories.knn(conn, lane, vector, k) if sim >= threshold]
+    return _hydrate(conn, scored)
+
+
+def lexical_terms(text: str) -> list[str]:
+    return [t for t in query_tokens(text, max_terms=256) if len(t) >= LEXICAL_MIN_CHARS][:LEXICAL_TERMS]
+
+
+def lexical_nominees(conn: sqlite3.Connection, lane: int, text: str) -> list[Nominee]:
+    terms = lexical_terms(text)
+    if not terms:
+        return []
+    match = " OR ".join(f'"{term}"' for term in terms)
+    scored: list[tuple[int, float | None]] = [(rowid, None) for rowid, _ in memories.fts(conn, lane, match, LEXICAL_LIMIT)]
+    return _hydrate(conn, scored)

@@ -1,0 +1,328 @@
+"""memwal_recall through the real MemoryService and the real bundled model.
+
+Covers the acceptance scenario (collapse + say what was collapsed), back-fill after
+collapse, scores, namespaces, owner walls, read-your-writes, hostile queries and
+the lexical path with embeddings disabled.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+
+from memwal_mcp.config import Settings
+from memwal_mcp.embedding import FastEmbedEmbedder
+from memwal_mcp.normalize import normalize_text
+from memwal_mcp.recall.format import recall_text
+from memwal_mcp.records import RecallResult
+from memwal_mcp.service import MemoryService
+
+COFFEE = "User prefers dark roast coffee"
+NOTE_4 = "(4 duplicate copies of the above collapsed; the same fact is stored more than once.)"
+OTHERS = [
+    "Deploys go out on Fridays from us-east-1",
+    "The project database is PostgreSQL 16",
+    "The user's cat is named Miso",
+    "Team standup is at 9:30 every morning",
+]
+SIX_OTHERS = [
+    *OTHERS,
+    "The office wifi network is called Falcon",
+    "Invoices are due within 30 days",
+]
+
+HOSTILE_QUERIES = [
+    'coffee" OR "',
+    '"coffee',
+    '"',
+    '""',
+    "'",
+    "coffee AND",
+    "OR",
+    "NOT coffee",
+    "AND OR NOT NEAR",
+    "NEAR(coffee roast, 2)",
+    "NEAR(",
+    "(coffee",
+    "coffee)",
+    "((()))",
+    "coffee*",
+    "*",
+    "^coffee",
+    "body:coffee",
+    ":",
+    "{body}: coffee",
+    "- coffee",
+    "+coffee",
+    "coffee -roast",
+    "col:umn:x",
+    "a_b__c",
+    "_",
+    "%_%",
+    "\\",
+    "'; DROP TABLE memories; --",
+    "珈琲が好きです",
+    "Кофе",
+    "قهوة",
+    "कॉफ़ी",
+    "☕",
+    "☕🔥👩‍💻",
+    "e\u0301",
+    "ǰ ﬁ Ⅻ",
+    "x" * 300,
+    "coffee " * 200,
+]
+
+
+def texts(result: RecallResult) -> list[str]:
+    return [hit.text for hit in result.hits]
+
+
+async def remember_all(svc: MemoryService, owner: str, facts: list[str], namespace: str | None = None) -> None:
+    ids = [(await svc.remember(owner, fact, namespace=namespace)).job.id for fact in facts]
+    jobs = await svc.status(owner, ids, wait_ms=10000)
+    assert all(job.status == "done" for job in jobs), jobs
+
+
+# --- the acceptance scenario -------------------------------------------------
+
+
+async def test_acceptance_duplicates_collapsed_and_said(service: MemoryService) -> None:
+    for _ in range(5):
+        await service.remember("local", COFFEE)
+    for fact in OTHERS:
+        await service.remember("local", fact)
+
+    result = await service.recall("local", "coffee", limit=5)
+
+    assert len(result.hits) == 5
+    assert len({normalize_text(t) for t in texts(result)}) == 5
+    assert set(texts(result)) == {COFFEE, *OTHERS}
+    assert result.hits[0].text == COFFEE
+    assert result.hits[0].copies == 4
+    assert all(hit.copies == 0 for hit in result.hits[1:])
+    assert result.collapsed == 4
+
+    lines = recall_text(result).splitlines()
+    coffee_line = next(i for i, line in enumerate(lines) if line.endswith(COFFEE))
+    assert lines[coffee_line].startswith("1. [score=")
+    assert lines[coffee_line + 1] == NOTE_4
+    assert lines.count(NOTE_4) == 1
+    assert sum(1 for line in lines if line[:1].isdigit()) == 5
+
+
+# --- back-fill after collapse ------------------------------------------------
+
+
+async def test_backfill_fills_the_limit_with_distinct_facts(
+    make_settings: Callable[..., Settings], embedder: FastEmbedEmbedder
+) -> None:
+    svc = MemoryService(make_settings(curation={"enabled": False}), embedder=embedder)
+    async with svc.running():
+        await remember_all(svc, "local", [COFFEE] * 30 + SIX_OTHERS)
+
+        result = await svc.recall("local", "dark roast coffee", limit=5)
+        assert len(result.hits) == 5
+        assert len({normalize_text(t) for t in texts(result)}) == 5
+        assert result.hits[0].text == COFFEE
+        assert result.hits[0].copies == 29
+
+        everything = await svc.recall("local", "dark roast coffee", limit=20)
+        assert sorted(texts(everything)) == sorted([COFFEE, *SIX_OTHERS])
+        assert everything.hits[0].copies == 29
+
+        exact = await svc.recall("local", "dark roast coffee", limit=7)
+        assert sorted(texts(exact)) == sorted([COFFEE, *SIX_OTHERS])
+
+
+# --- scores ------------------------------------------------------------------
+
+
+async def test_scores_are_in_unit_range_best_first_and_min_score_filters(service: MemoryService) -> None:
+    await remember_all(service, "local", [COFFEE, *SIX_OTHERS])
+    result = await service.recall("local", "which coffee does the user like", limit=10)
+    scores = [hit.score for hit in result.hits]
+    assert len(scores) == 7
+    assert all(0.0 <= s <= 1.0 for s in scores)
+    assert scores == sorted(scores, reverse=True)
+    assert result.hits[0].text == COFFEE
+    assert scores[0] > scores[1]
+
+    floor = (scores[0] + scores[1]) / 2
+    filtered = await service.recall("local", "which coffee does the user like", limit=10, min_score=floor)
+    assert texts(filtered) == [COFFEE]
+    assert filtered.hits[0].score == pytest.approx(scores[0])
+
+    floor = (scores[2] + scores[3]) / 2
+    filtered = await service.recall("local", "which coffee does the user like", limit=10, min_score=floor)
+    assert texts(filtered) == texts(result)[:3]
+
+    zero = await service.recall("local", "which coffee does the user like", limit=10, min_score=0)
+    assert texts(zero) == texts(result)
+
+    nothing = await service.recall("local", "which coffee does the user like", limit=10, min_score=1.0)
+    assert all(hit.score >= 1.0 for hit in nothing.hits)
+    assert COFFEE not in texts(nothing) or nothing.hits[0].score >= 1.0
+
+
+async def test_equal_text_gets_equal_score(service: MemoryService) -> None:
+    await remember_all(service, "local", [COFFEE, *OTHERS], namespace="first")
+    await remember_all(service, "local", [COFFEE, "Something else entirely: the printer is on floor 3"], namespace="second")
+    a = await service.recall("local", "coffee roast", namespace="first")
+    b = await service.recall("local", "coffee roast", namespace="second")
+    again = await service.recall("local", "coffee roast", namespace="first")
+    assert a.hits[0].text == b.hits[0].text == COFFEE
+    assert a.hits[0].score == pytest.approx(b.hits[0].score, abs=1e-6)
+    assert [h.score for h in again.hits] == pytest.approx([h.score for h in a.hits], abs=1e-6)
+
+
+# --- namespaces and owners ---------------------------------------------------
+
+
+async def test_namespaces_are_separate(service: MemoryService) -> None:
+    await remember_all(service, "local", ["Work laptop is a ThinkPad X1"], namespace="work")
+    await remember_all(service, "local", ["Home laptop is a MacBook Air"], namespace="home")
+    work = await service.recall("local", "laptop", namespace="work", limit=10)
+    home = await service.recall("local", "laptop", namespace="home", limit=10)
+    default = await service.recall("local", "laptop", limit=10)
+    assert texts(work) == ["Work laptop is a ThinkPad X1"]
+    assert texts(home) == ["Home laptop is a MacBook Air"]
+    assert all(hit.namespace == "work" for hit in work.hits)
+    assert texts(default) == []
+
+
+async def test_owners_are_walls(service: MemoryService) -> None:
+    alice_facts = ["Alice prefers dark roast coffee", "Alice's dentist appointment is on 2025-03-14"]
+    await remember_all(service, "alice", alice_facts, namespace="shared")
+
+    empty = await service.recall("bob", "coffee", namespace="shared", limit=10)
+    assert empty.hits == []
+    for query in ["Alice prefers dark roast coffee", "dentist", "coffee"]:
+        assert (await service.recall("bob", query, namespace="shared", limit=100)).hits == []
+
+    await remember_all(service, "bob", ["Bob prefers green tea"], namespace="shared")
+    bob = await service.recall("bob", "Alice prefers dark roast coffee", namespace="shared", limit=100)
+    assert texts(bob) == ["Bob prefers green tea"]
+    alice = await service.recall("alice", "Alice prefers dark roast coffee", namespace="shared", limit=100)
+    assert sorted(texts(alice)) == sorted(alice_facts)
+
+
+async def test_owners_are_walls_for_pending_jobs(
+    make_settings: Callable[..., Settings], embedder: FastEmbedEmbedder
+) -> None:
+    svc = MemoryService(make_settings(recall={"read_your_writes_wait_ms": 100}), embedder=embedder)
+    async with svc.running(worker=False):
+        await svc.remember("alice", "Alice prefers dark roast coffee")
+        await svc.remember("bob", "Bob prefers green tea")
+        bob = await svc.recall("bob", "prefers coffee tea", limit=100)
+        alice = await svc.recall("alice", "prefers coffee tea", limit=100)
+    assert texts(bob) == ["Bob prefers green tea"]
+    assert texts(alice) == ["Alice prefers dark roast coffee"]
+
+
+# --- read-your-writes --------------------------------------------------------
+
+
+async def test_read_your_writes_with_a_worker(service: MemoryService) -> None:
+    await remember_all(service, "local", OTHERS)
+    await service.remember("local", COFFEE)  # no wait
+    result = await service.recall("local", "coffee")
+    assert result.hits[0].text == COFFEE
+
+
+async def test_read_your_writes_without_a_worker_uses_pending_jobs(
+    make_settings: Callable[..., Settings], embedder: FastEmbedEmbedder
+) -> None:
+    svc = MemoryService(make_settings(recall={"read_your_writes_wait_ms": 200}), embedder=embedder)
+    async with svc.running(worker=False):
+        await svc.remember("local", COFFEE)
+        await svc.remember("local", "Deploys go out on Fridays")
+        started = time.monotonic()
+        result = await svc.recall("local", "coffee")
+        elapsed = time.monotonic() - started
+    assert texts(result) == [COFFEE]
+    assert result.hits[0].pending is True
+    assert 0 <= result.hits[0].score <= 1
+    assert 0.15 <= elapsed < 1.5
+    assert "[pending]" in recall_text(result)
+
+
+async def test_read_your_writes_pending_fallback_with_vectors(
+    make_settings: Callable[..., Settings], embedder: FastEmbedEmbedder
+) -> None:
+    settings = make_settings(recall={"read_your_writes_wait_ms": 200})
+    curated = MemoryService(settings, embedder=embedder)
+    async with curated.running():
+        await remember_all(curated, "local", OTHERS)  # the database now holds vectors
+
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running(worker=False):
+        await svc.remember("local", COFFEE)
+        await svc.remember("local", COFFEE)  # a repeat, also pending
+        started = time.monotonic()
+        result = await svc.recall("local", "a hot drink the user likes", limit=5)
+        elapsed = time.monotonic() - started
+    assert len(result.hits) == 5
+    assert result.hits[0].text == COFFEE
+    assert result.hits[0].pending is True
+    assert result.hits[0].copies == 1
+    assert [hit.pending for hit in result.hits[1:]] == [False] * 4
+    assert 0.15 <= elapsed < 1.5
+
+
+# --- hostile queries ---------------------------------------------------------
+
+
+async def _hostile_queries_never_raise(svc: MemoryService) -> None:
+    for query in HOSTILE_QUERIES:
+        result = await svc.recall("local", query, limit=10)
+        assert all(0.0 <= hit.score <= 1.0 for hit in result.hits), query
+        assert isinstance(recall_text(result), str)
+        for floor in (0.0, 0.5):
+            await svc.recall("local", query, limit=3, min_score=floor)
+
+
+async def test_hostile_queries_with_the_embedder(service: MemoryService) -> None:
+    await remember_all(service, "local", [COFFEE, *OTHERS, "Kaffee: dunkle Röstung", "珈琲はブラック"])
+    await _hostile_queries_never_raise(service)
+
+
+@pytest.mark.parametrize("embedding_model", ["none", "NONE"])
+async def test_hostile_queries_and_word_search_without_embeddings(
+    make_settings: Callable[..., Settings], embedding_model: str
+) -> None:
+    svc = MemoryService(make_settings(embedding={"model": embedding_model}))
+    async with svc.running():
+        await remember_all(svc, "local", [COFFEE, *OTHERS, "Kaffee: dunkle Röstung", "Кофе без сахара"])
+        assert await svc.embedder.get() is None
+
+        await _hostile_queries_never_raise(svc)
+
+        result = await svc.recall("local", "coffee")
+        assert texts(result) == [COFFEE]
+        assert 0 < result.hits[0].score <= 1
+        # Operators are words to look for, not syntax.
+        for query in ['"coffee', 'coffee" OR "', "coffee*", "body:coffee", "NEAR(coffee roast)", "(coffee"]:
+            assert COFFEE in texts(await svc.recall("local", query)), query
+        assert texts(await svc.recall("local", "кофе")) == ["Кофе без сахара"]
+        assert texts(await svc.recall("local", "rostung")) == ["Kaffee: dunkle Röstung"]
+        assert (await svc.recall("local", "AND OR NOT")).hits == []
+        assert (await svc.recall("local", "☕")).hits == []
+
+
+# --- empty -------------------------------------------------------------------
+
+
+async def test_empty_lane_gives_an_empty_result(service: MemoryService) -> None:
+    result = await service.recall("local", "coffee")
+    assert result.hits == []
+    assert result.collapsed == 0
+    assert "No memories match" in recall_text(result)
+    assert "'coffee'" in recall_text(result)
+
+    await remember_all(service, "local", [COFFEE], namespace="elsewhere")
+    other = await service.recall("local", "coffee", namespace="empty-ns")
+    assert other.hits == []
+    assert "No memories match" in recall_text(other) and "'empty-ns'" in recall_text(other)
