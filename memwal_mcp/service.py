@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 # How often a waiter re-reads job state when no in-process signal arrives
 # (another process may be the one curating the lane).
 _POLL_S = 0.05
+# Most queued jobs a recall scores itself when curation is behind (each costs an embedding).
+MAX_PENDING_SCORED = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +177,8 @@ class MemoryService:
             if not queued:
                 return []
         log.info("recall: %d remembered facts are not curated yet; searching their text directly", len(queued))
-        return queued
+        # The worker takes the oldest first, so the newest are the ones still waiting.
+        return queued[-MAX_PENDING_SCORED:]
 
     # --- history ---------------------------------------------------------------
 

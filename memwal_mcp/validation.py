@@ -80,8 +80,8 @@ def limit(value: object, default: int) -> int:
 def min_score(value: object) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-        raise InvalidInput(f"min_score must be a number from 0 to 1, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise InvalidInput(f"min_score must be a number from 0 to 1, got {value!r:.40}")
     return float(value)
 
 

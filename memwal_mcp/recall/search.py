@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import replace
 
 import anyio
 import numpy as np
@@ -27,6 +28,8 @@ log = logging.getLogger(__name__)
 
 # sqlite-vec's largest k for one KNN query.
 MAX_K = 4096
+# Most facts a recall scores outside the indexes (queued jobs are capped by the caller).
+MAX_UNINDEXED = 256
 
 
 def _hits(conn: sqlite3.Connection, scored: Sequence[tuple[int, float]]) -> tuple[list[Hit], dict[str, int]]:
@@ -81,43 +84,49 @@ async def search_lane(
         query_vector = await anyio.to_thread.run_sync(embedder.embed_query, query)
     match = fts_query(query) if query_vector is None else None
 
-    pending_hits = await _pending_hits(embedder if query_vector is not None else None, query_vector, query, pending)
+    # Facts the vector index cannot see yet: jobs still queued (read-your-writes) and
+    # memories stored while the model was unavailable. Scored here, like the rest.
+    unindexed = [
+        Hit(job.id, job.text, 0.0, job.namespace, job.created_at, job.created_at, pending=True) for job in pending
+    ]
+    occurrences: dict[str, int] = {}
+    if query_vector is not None:
+        for row in await db.read(memories.unembedded_in_lane, lane, MAX_UNINDEXED):
+            unindexed.append(Hit(row.id, row.body, 0.0, row.namespace, row.created_at, row.updated_at))
+            occurrences[row.id] = row.occurrences
+    extra = await _score_directly(embedder if query_vector is not None else None, query_vector, query, unindexed)
     floor = min_score if min_score is not None else float("-inf")
 
     k = min(MAX_K, max(limit * 2, 10))
     while True:
         if query_vector is not None:
-            scored, (hits, occurrences) = await db.read(_vector_candidates, lane, query_vector, k)
+            scored, (hits, found) = await db.read(_vector_candidates, lane, query_vector, k)
         elif match is not None:
-            scored, (hits, occurrences) = await db.read(_lexical_candidates, lane, match, k)
+            scored, (hits, found) = await db.read(_lexical_candidates, lane, match, k)
         else:
-            scored, hits, occurrences = [], [], {}
-        merged = sorted([*hits, *pending_hits], key=lambda h: h.score, reverse=True)
-        distinct = collapse_duplicates([h for h in merged if h.score >= floor], occurrences)
+            scored, hits, found = [], [], {}
+        merged = sorted([*hits, *extra], key=lambda h: h.score, reverse=True)
+        distinct = collapse_duplicates([h for h in merged if h.score >= floor], {**occurrences, **found})
         exhausted = len(scored) < k or k >= MAX_K or (scored and scored[-1][1] < floor)
         if len(distinct) >= limit or exhausted:
             return distinct[:limit]
         k = min(MAX_K, k * 4)
 
 
-async def _pending_hits(
-    embedder: Embedder | None, query_vector: np.ndarray | None, query: str, pending: Sequence[QueuedJob]
+async def _score_directly(
+    embedder: Embedder | None, query_vector: np.ndarray | None, query: str, items: Sequence[Hit]
 ) -> list[Hit]:
-    """Queued jobs the worker has not folded in yet, scored like memories (read-your-writes)."""
-    if not pending:
+    """Score hits that are not in the indexes: cosine when possible, else the share of query words they contain."""
+    if not items:
         return []
     scores: list[float] | None = None
     if embedder is not None and query_vector is not None:
         try:
-            matrix = await anyio.to_thread.run_sync(embedder.embed_documents, [job.text for job in pending])
+            matrix = await anyio.to_thread.run_sync(embedder.embed_documents, [hit.text for hit in items])
             scores = [max(0.0, min(1.0, float(s))) for s in matrix @ query_vector]
         except Exception:  # a recall must not fail because curation's input is odd: match words
-            log.exception("embedding %d pending jobs for recall failed; matching their words", len(pending))
+            log.exception("embedding %d unindexed facts for recall failed; matching their words", len(items))
     if scores is None:
         words = set(query_tokens(query))
-        scores = [len(words & set(query_tokens(job.text))) / len(words) if words else 0.0 for job in pending]
-    return [
-        Hit(job.id, job.text, score, job.namespace, job.created_at, job.created_at, pending=True)
-        for job, score in zip(pending, scores)
-        if score > 0
-    ]
+        scores = [len(words & set(query_tokens(hit.text))) / len(words) if words else 0.0 for hit in items]
+    return [replace(hit, score=score) for hit, score in zip(items, scores) if score > 0]

@@ -159,6 +159,16 @@ def unembedded(conn: sqlite3.Connection, limit: int) -> list[tuple[int, int, str
     ).fetchall()
 
 
+def unembedded_in_lane(conn: sqlite3.Connection, lane: int, limit: int) -> list[MemoryRow]:
+    """Live memories of one lane that have no vector yet, so recall can score them itself."""
+    rows = conn.execute(
+        f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE lane_id = ? AND status = 'live' AND vector_model IS NULL"
+        " ORDER BY rowid DESC LIMIT ?",
+        (lane, limit),
+    ).fetchall()
+    return [MemoryRow(*row) for row in rows]
+
+
 def set_vectors(conn: sqlite3.Connection, items: Sequence[tuple[int, int, np.ndarray]], model_id: str) -> None:
     with_blobs = [(rowid, lane, _blob(vec)) for rowid, lane, vec in items]
     conn.execute("BEGIN IMMEDIATE")

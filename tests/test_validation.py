@@ -1,0 +1,249 @@
+"""Bad arguments are refused with a message naming the argument, and leave the store untouched."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from memwal_mcp import validation
+from memwal_mcp.errors import InvalidInput
+from memwal_mcp.service import MemoryService
+
+OWNER = "local"
+GOOD = "User prefers dark roast coffee"
+
+
+async def stored_rows(svc: MemoryService) -> tuple[int, int]:
+    """(jobs, memories) actually in the database file."""
+
+    def count(conn: Any) -> tuple[int, int]:
+        jobs = conn.execute("SELECT COUNT(*) FROM remember_jobs").fetchone()[0]
+        mems = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+        return jobs, mems
+
+    return await svc.db.read(count)
+
+
+# --- the validation module directly ----------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["", "   ", "\t\n \u3000"])
+def test_empty_text(value: str) -> None:
+    with pytest.raises(InvalidInput, match=r"^text is empty"):
+        validation.text(value, 1000)
+
+
+def test_text_over_limit_names_the_limit() -> None:
+    with pytest.raises(InvalidInput, match=r"^text is 101 bytes; the limit is 100 bytes"):
+        validation.text("a" * 101, 100)
+    assert validation.text("a" * 100, 100) == "a" * 100
+
+
+def test_text_limit_counts_utf8_bytes_not_characters() -> None:
+    with pytest.raises(InvalidInput, match=r"text is 102 bytes; the limit is 100 bytes"):
+        validation.text("é" * 51, 100)
+    assert validation.text("é" * 50, 100) == "é" * 50
+
+
+def test_lone_surrogate() -> None:
+    with pytest.raises(InvalidInput, match=r"^text is not valid Unicode: lone surrogate U\+D800 at position 4"):
+        validation.text("abc \ud800 def", 1000)
+
+
+@pytest.mark.parametrize(("char", "code"), [("\x00", "U+0000"), ("\x1b", "U+001B"), ("\x7f", "U+007F"), ("\x85", "U+0085")])
+def test_control_characters(char: str, code: str) -> None:
+    with pytest.raises(InvalidInput, match=rf"^text contains the control character {re.escape(code)} at position 2"):
+        validation.text(f"ab{char}cd", 1000)
+
+
+def test_tabs_and_newlines_accepted() -> None:
+    value = "line one\n\tline two\r\nline three"
+    assert validation.text(value, 1000) == value
+
+
+@pytest.mark.parametrize("value", [123, None, b"bytes", ["a list"], 1.5])
+def test_non_string_text(value: object) -> None:
+    with pytest.raises(InvalidInput, match=r"^text must be a string"):
+        validation.text(value, 1000)
+
+
+@pytest.mark.parametrize("value", ["", " ", "has space", "-leading", "_leading", "a" * 65, "tab\there", "ünï", 5, b"x"])
+def test_invalid_namespace(value: object) -> None:
+    with pytest.raises(InvalidInput, match=r"^namespace .* is invalid"):
+        validation.namespace(value)
+
+
+@pytest.mark.parametrize("value", ["default", "a", "work.project-1:notes_2", "A" * 64, "9lives"])
+def test_valid_namespace(value: str) -> None:
+    assert validation.namespace(value) == value
+
+
+def test_namespace_defaults() -> None:
+    assert validation.namespace(None) == "default"
+
+
+@pytest.mark.parametrize("value", [0, 101, -1, True, False, "5", 5.0, 2.5])
+def test_invalid_limit(value: object) -> None:
+    with pytest.raises(InvalidInput, match=r"^limit must be an integer from 1 to 100"):
+        validation.limit(value, 5)
+
+
+def test_limit_bounds_and_default() -> None:
+    assert validation.limit(1, 5) == 1
+    assert validation.limit(100, 5) == 100
+    assert validation.limit(None, 7) == 7
+
+
+@pytest.mark.parametrize("value", [-0.01, 1.01, float("nan"), float("inf"), True, "0.5"])
+def test_invalid_min_score(value: object) -> None:
+    with pytest.raises(InvalidInput, match=r"^min_score must be a number from 0 to 1"):
+        validation.min_score(value)
+
+
+@pytest.mark.parametrize("value", [10**400, -(10**400)], ids=["1e400", "-1e400"])
+def test_huge_int_min_score(value: int) -> None:
+    with pytest.raises(InvalidInput, match=r"^min_score must be a number from 0 to 1"):
+        validation.min_score(value)
+
+
+def test_min_score_bounds() -> None:
+    assert validation.min_score(0) == 0.0
+    assert validation.min_score(1) == 1.0
+    assert validation.min_score(None) is None
+
+
+@pytest.mark.parametrize("value", [-1, 30_001, True, 1.5, "10"])
+def test_invalid_wait_ms(value: object) -> None:
+    with pytest.raises(InvalidInput, match=r"^wait_ms must be an integer from 0 to 30000"):
+        validation.wait_ms(value)
+
+
+def test_wait_ms_bounds() -> None:
+    assert validation.wait_ms(None) == 0
+    assert validation.wait_ms(0) == 0
+    assert validation.wait_ms(30_000) == 30_000
+
+
+@pytest.mark.parametrize(
+    ("value", "pattern"),
+    [
+        ([], r"^job_ids must be a non-empty list"),
+        (None, r"^job_ids must be a non-empty list"),
+        ("j_0123456789abcdef", r"^job_ids must be a non-empty list"),
+        ([f"j_{i:016x}" for i in range(51)], r"^job_ids has 51 ids; the limit is 50"),
+        ([1, 2], r"^job_ids must contain job id strings"),
+        (["j_1", None], r"^job_ids must contain job id strings"),
+        ([""], r"^job_ids must contain job id strings"),
+        (["x" * 65], r"^job_ids must contain job id strings"),
+    ],
+)
+def test_invalid_job_ids(value: object, pattern: str) -> None:
+    with pytest.raises(InvalidInput, match=pattern):
+        validation.job_ids(value)
+
+
+def test_job_ids_deduplicated_in_order() -> None:
+    assert validation.job_ids(["j_b", "j_a", "j_b"]) == ["j_b", "j_a"]
+    assert len(validation.job_ids([f"j_{i}" for i in range(50)])) == 50
+
+
+@pytest.mark.parametrize(
+    ("value", "pattern"),
+    [
+        ("", r"^idempotency_key must be a non-empty string"),
+        ("  ", r"^idempotency_key must be a non-empty string"),
+        (42, r"^idempotency_key must be a non-empty string"),
+        ("k" * 257, r"^idempotency_key is 257 characters; the limit is 256"),
+        ("two\nlines", r"^idempotency_key contains the control character U\+000A"),
+    ],
+)
+def test_invalid_idempotency_key(value: object, pattern: str) -> None:
+    with pytest.raises(InvalidInput, match=pattern):
+        validation.idempotency_key(value)
+
+
+# --- through the real service ------------------------------------------------------
+
+BadCall = Callable[[MemoryService], Awaitable[object]]
+
+BAD_CALLS: dict[str, tuple[BadCall, str]] = {
+    "empty text": (lambda s: s.remember(OWNER, ""), r"^text is empty"),
+    "blank text": (lambda s: s.remember(OWNER, " \n\t "), r"^text is empty"),
+    "text too long": (lambda s: s.remember(OWNER, "a" * 65_537), r"^text is 65537 bytes; the limit is 65536 bytes"),
+    "lone surrogate": (lambda s: s.remember(OWNER, "coffee \ud800"), r"^text is not valid Unicode: .*U\+D800"),
+    "NUL": (lambda s: s.remember(OWNER, "coffee\x00"), r"^text contains the control character U\+0000"),
+    "ESC": (lambda s: s.remember(OWNER, "\x1b[31mred"), r"^text contains the control character U\+001B"),
+    "text int": (lambda s: s.remember(OWNER, 42), r"^text must be a string"),
+    "text None": (lambda s: s.remember(OWNER, None), r"^text must be a string"),
+    "namespace": (lambda s: s.remember(OWNER, GOOD, namespace="no spaces allowed"), r"^namespace .* is invalid"),
+    "namespace empty": (lambda s: s.remember(OWNER, GOOD, namespace=""), r"^namespace .* is invalid"),
+    "remember wait_ms -1": (lambda s: s.remember(OWNER, GOOD, wait_ms=-1), r"^wait_ms must be an integer"),
+    "remember wait_ms 30001": (lambda s: s.remember(OWNER, GOOD, wait_ms=30_001), r"^wait_ms must be an integer"),
+    "remember wait_ms True": (lambda s: s.remember(OWNER, GOOD, wait_ms=True), r"^wait_ms must be an integer"),
+    "idempotency_key": (lambda s: s.remember(OWNER, GOOD, idempotency_key=""), r"^idempotency_key must be"),
+    "empty query": (lambda s: s.recall(OWNER, "  "), r"^query is empty"),
+    "query too long": (lambda s: s.recall(OWNER, "q" * 4097), r"^query is 4097 bytes; the limit is 4096 bytes"),
+    "query NUL": (lambda s: s.recall(OWNER, "q\x00"), r"^query contains the control character U\+0000"),
+    "limit 0": (lambda s: s.recall(OWNER, "coffee", limit=0), r"^limit must be an integer from 1 to 100"),
+    "limit 101": (lambda s: s.recall(OWNER, "coffee", limit=101), r"^limit must be an integer from 1 to 100"),
+    "limit True": (lambda s: s.recall(OWNER, "coffee", limit=True), r"^limit must be an integer from 1 to 100"),
+    "limit '5'": (lambda s: s.recall(OWNER, "coffee", limit="5"), r"^limit must be an integer from 1 to 100"),
+    "recall namespace": (lambda s: s.recall(OWNER, "coffee", namespace="a b"), r"^namespace .* is invalid"),
+    "min_score -0.1": (lambda s: s.recall(OWNER, "coffee", min_score=-0.1), r"^min_score must be a number"),
+    "min_score 1.5": (lambda s: s.recall(OWNER, "coffee", min_score=1.5), r"^min_score must be a number"),
+    "job_ids empty": (lambda s: s.status(OWNER, []), r"^job_ids must be a non-empty list"),
+    "job_ids 51": (
+        lambda s: s.status(OWNER, [f"j_{i:016x}" for i in range(51)]),
+        r"^job_ids has 51 ids; the limit is 50",
+    ),
+    "job_ids non-strings": (lambda s: s.status(OWNER, [1, 2, 3]), r"^job_ids must contain job id strings"),
+    "status wait_ms": (lambda s: s.status(OWNER, ["j_0123456789abcdef"], wait_ms=30_001), r"^wait_ms must be"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_CALLS), ids=list(BAD_CALLS))
+async def test_service_refuses_bad_input_and_stores_nothing(service: MemoryService, case: str) -> None:
+    call, pattern = BAD_CALLS[case]
+    with pytest.raises(InvalidInput, match=pattern):
+        await call(service)
+    assert await stored_rows(service) == (0, 0)
+
+
+async def test_store_still_works_after_bad_input(service: MemoryService) -> None:
+    for call, _ in BAD_CALLS.values():
+        with pytest.raises(InvalidInput):
+            await call(service)
+
+    outcome = await service.remember(OWNER, GOOD, wait_ms=10_000)
+    assert outcome.job.status == "done", outcome.job
+    result = await service.recall(OWNER, "what coffee does the user like?")
+    assert [h.text for h in result.hits] == [GOOD]
+    assert result.hits[0].copies == 0
+    # the good fact is the only thing that was ever stored
+    assert await stored_rows(service) == (1, 1)
+    assert (await service.stats()).queue == {"done": 1}
+
+
+async def test_text_with_tabs_and_newlines_is_stored_verbatim(service: MemoryService) -> None:
+    value = "Deploy checklist:\n\t1. tag the release\r\n\t2. push to us-east-1"
+    outcome = await service.remember(OWNER, value, wait_ms=10_000)
+    assert outcome.job.status == "done"
+    assert outcome.job.text == value
+    result = await service.recall(OWNER, "deploy checklist")
+    assert result.hits and result.hits[0].text == value
+
+
+async def test_text_exactly_at_limit_is_accepted(
+    make_settings: Callable[..., Any], embedder: Any
+) -> None:
+    settings = make_settings(limits={"max_text_bytes": 64})
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running(worker=False):
+        with pytest.raises(InvalidInput, match=r"the limit is 64 bytes"):
+            await svc.remember(OWNER, "x" * 65)
+        outcome = await svc.remember(OWNER, "x" * 64)
+        assert outcome.job.status == "queued"
+        assert await stored_rows(svc) == (1, 0)
