@@ -181,7 +181,7 @@ def _reply(text: str, model: BaseModel) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=model.model_dump())
 
 
-def _job_line(job: JobOut) -> str:
+def job_line(job: JobOut) -> str:
     if job.status == "done":
         return f"{job.job_id}: done ({job.decision}) -> memory {job.memory_id}"
     if job.status == "failed":
@@ -222,7 +222,7 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         outcome = await call(service.remember(owner, text, namespace, idempotency_key, wait_ms))
         out = RememberOut(**JobOut.of(outcome.job).model_dump(), replayed=outcome.replayed)
         prefix = "Already remembered (same idempotency key): " if outcome.replayed else "Remembered: "
-        return _reply(prefix + _job_line(out), out)
+        return _reply(prefix + job_line(out), out)
 
     @server.tool(
         name="memwal_remember_status",
@@ -237,7 +237,7 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         or failed (with the error)."""
         jobs = await call(service.status(owner, job_ids, wait_ms))
         out = StatusOut(jobs=[JobOut.of(job) for job in jobs])
-        return _reply("\n".join(_job_line(job) for job in out.jobs), out)
+        return _reply("\n".join(job_line(job) for job in out.jobs), out)
 
     @server.tool(
         name="memwal_recall",

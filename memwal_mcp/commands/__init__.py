@@ -1,0 +1,17 @@
+"""CLI commands, one module each. A command module provides:
+
+    NAME, HELP        the subcommand and its one-line help
+    WORKER            whether the curation worker runs while the command does
+    add_arguments(parser)
+    async run(service, args) -> None    prints its result to stdout
+
+`serve` is special: it owns the process (see commands/serve.py).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from . import history, recall, remember, serve, stats, status
+
+COMMANDS: tuple[ModuleType, ...] = (serve, remember, recall, status, history, stats)

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import argparse
+
+from ..recall.format import recall_text
+from ..server import RecallOut
+from ..service import MemoryService
+from .output import add_json_flag, emit
+
+NAME = "recall"
+HELP = "recall the facts most relevant to a query"
+WORKER = True  # curates anything still queued, so the answer includes it
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("query")
+    parser.add_argument("--limit", type=int, default=None, help="distinct facts to return (1-100, default 5)")
+    parser.add_argument("--namespace", default="default")
+    parser.add_argument("--min-score", type=float, default=None)
+    add_json_flag(parser)
+
+
+async def run(service: MemoryService, args: argparse.Namespace) -> None:
+    result = await service.recall(service.settings.owner, args.query, args.limit, args.namespace, args.min_score)
+    emit(args, RecallOut.of(result).model_dump(), recall_text(result))

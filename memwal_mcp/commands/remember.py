@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+import argparse
+
+from ..server import JobOut, job_line
+from ..service import MemoryService
+from .output import add_json_flag, emit
+
+NAME = "remember"
+HELP = "remember a fact (waits for curation by default)"
+WORKER = True
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("text")
+    parser.add_argument("--namespace", default="default")
+    parser.add_argument("--key", dest="idempotency_key", default=None, help="idempotency key")
+    parser.add_argument("--wait-ms", type=int, default=10000, help="wait for curation (default 10000)")
+    add_json_flag(parser)
+
+
+async def run(service: MemoryService, args: argparse.Namespace) -> None:
+    outcome = await service.remember(
+        service.settings.owner, args.text, args.namespace, args.idempotency_key, args.wait_ms
+    )
+    job = JobOut.of(outcome.job)
+    emit(args, job.model_dump(), job_line(job))
