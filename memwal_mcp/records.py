@@ -22,6 +22,7 @@ class Job:
     error: str | None
     created_at: float
     updated_at: float
+    occurred_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,12 @@ class Hit:
     copies: int = 0
     # True for a job the curation worker has not folded in yet (read-your-writes fallback).
     pending: bool = False
+    occurred_at: float | None = None
+
+    @property
+    def when(self) -> float:
+        """The date a reader cares about: when it happened if known, else when it was remembered."""
+        return self.occurred_at if self.occurred_at is not None else self.created_at
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,10 +53,12 @@ class JobOut(BaseModel):
     memory_id: str | None = Field(None, description="The memory the fact is in, once done")
     error: str | None = None
     created_at: str
+    occurred_at: str | None = None
 
     @classmethod
     def of(cls, job: Job) -> "JobOut":
         return cls(
+            occurred_at=_iso(job.occurred_at) if job.occurred_at is not None else None,
             job_id=job.id,
             status=job.status,
             namespace=job.namespace,
@@ -78,10 +80,11 @@ class StatusOut(BaseModel):
 class HitOut(BaseModel):
     id: str = Field(description="Memory id (a job id for a fact still being curated)")
     text: str
-    score: float = Field(description="Relevance in [0, 1]; cosine similarity with the query")
+    score: float = Field(description="Relevance in [0, 1]: vector and full-text similarity combined")
     namespace: str
     created_at: str
     updated_at: str
+    occurred_at: str | None = Field(None, description="When it happened, if the rememberer said so")
     copies: int = Field(description="Duplicate copies of this fact folded into this hit")
     pending: bool = Field(False, description="Remembered but not curated yet")
 
@@ -94,6 +97,7 @@ class HitOut(BaseModel):
             namespace=hit.namespace,
             created_at=_iso(hit.created_at),
             updated_at=_iso(hit.updated_at),
+            occurred_at=_iso(hit.occurred_at) if hit.occurred_at is not None else None,
             copies=hit.copies,
             pending=hit.pending,
         )
@@ -214,12 +218,15 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
             str | None, Field(description="Send the same key when retrying a call, so it is stored once")
         ] = None,
         wait_ms: Annotated[int, Field(description="Wait up to this long (0-30000) for curation to finish")] = 0,
+        occurred_at: Annotated[
+            str | None, Field(description="When the fact happened, ISO-8601 (e.g. '2026-11-30T14:00:00Z'), if not now")
+        ] = None,
     ) -> Annotated[CallToolResult, RememberOut]:
         """Keep a fact in long-term memory. Returns at once with a job id; curation (folding
         duplicates) runs in the background, and recall sees the fact immediately.
         Remember preferences, decisions, constraints, corrections and configuration values;
         never secrets. With an idempotency_key, retries return the same job."""
-        outcome = await call(service.remember(owner, text, namespace, idempotency_key, wait_ms))
+        outcome = await call(service.remember(owner, text, namespace, idempotency_key, wait_ms, occurred_at))
         out = RememberOut(**JobOut.of(outcome.job).model_dump(), replayed=outcome.replayed)
         prefix = "Already remembered (same idempotency key): " if outcome.replayed else "Remembered: "
         return _reply(prefix + job_line(out), out)
@@ -247,13 +254,16 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
     async def memwal_recall(
         query: Annotated[str, Field(description="What you need to know, e.g. 'coffee preferences'")],
         limit: Annotated[int, Field(description="Distinct facts to return, 1-100")] = 5,
-        namespace: Annotated[str, Field(description="Partition to search")] = "default",
+        namespace: Annotated[str, Field(description="Partition to search; '*' searches all of yours")] = "default",
         min_score: Annotated[float | None, Field(description="Drop hits scoring below this (0-1)")] = None,
+        since: Annotated[str | None, Field(description="Only facts from this ISO-8601 date or time on")] = None,
+        until: Annotated[str | None, Field(description="Only facts up to this ISO-8601 date or time")] = None,
+        prefer_recent: Annotated[bool, Field(description="Rank newer facts higher")] = False,
     ) -> Annotated[CallToolResult, RecallOut]:
         """Find remembered facts relevant to a query, best first. Identical copies of a fact
         are collapsed into one hit with a note saying how many were folded, and the reply
         still holds `limit` distinct facts when that many exist."""
-        result = await call(service.recall(owner, query, limit, namespace, min_score))
+        result = await call(service.recall(owner, query, limit, namespace, min_score, since, until, prefer_recent))
         return _reply(recall_text(result), RecallOut.of(result))
 
     @server.tool(

@@ -24,7 +24,7 @@ from .curation.worker import CurationWorker
 from .embedding import Embedder, LazyEmbedder
 from .errors import IdempotencyKeyReused, InvalidInput, NotFound
 from .records import History, Job, RecallResult, RememberOutcome, RevisionRecord
-from .recall.search import search_lane
+from .recall.search import SearchParams, search
 from .store import Database
 from .store import jobs as job_store
 from .store import memories
@@ -109,17 +109,26 @@ class MemoryService:
         namespace: object = None,
         idempotency_key: object = None,
         wait_ms: object = 0,
+        occurred_at: object = None,
     ) -> RememberOutcome:
         body = validation.text(text, self.settings.limits.max_text_bytes)
         lane = validation.namespace(namespace)
         key = validation.idempotency_key(idempotency_key)
         wait = validation.wait_ms(wait_ms)
-        job, replayed = await self.db.write(job_store.insert_job, owner, lane, body, key, time.time())
-        if replayed and (job.text != body or job.namespace != lane):
-            raise IdempotencyKeyReused(
-                f"idempotency_key {key!r} was already used for a different "
-                f"{'text' if job.text != body else 'namespace'}; use a new key for a new fact"
-            )
+        when = validation.instant(occurred_at, "occurred_at")
+        job, replayed = await self.db.write(job_store.insert_job, owner, lane, body, key, time.time(), when)
+        if replayed:
+            differs = [
+                name
+                for name, same in (("text", job.text == body), ("namespace", job.namespace == lane),
+                                   ("occurred_at", job.occurred_at == when))
+                if not same
+            ]
+            if differs:
+                raise IdempotencyKeyReused(
+                    f"idempotency_key {key!r} was already used for a different {differs[0]}; "
+                    "use a new key for a new fact"
+                )
         if not replayed:
             self.worker.wake()
         if wait and job.status == "queued":
@@ -149,30 +158,50 @@ class MemoryService:
         limit: object = None,
         namespace: object = None,
         min_score: object = None,
+        since: object = None,
+        until: object = None,
+        prefer_recent: object = False,
     ) -> RecallResult:
         text = validation.text(query, self.settings.limits.max_query_bytes, name="query", hint="say what to search for")
         count = validation.limit(limit, self.settings.recall.default_limit)
-        lane_name = validation.namespace(namespace)
+        scope = validation.namespace_scope(namespace)
         floor = validation.min_score(min_score)
+        start = validation.instant(since, "since")
+        end = validation.instant(until, "until", end_of_day=True)
+        if not isinstance(prefer_recent, bool):
+            raise InvalidInput("prefer_recent must be true or false")
 
-        lane = await self.db.read(job_store.lane_id, owner, lane_name)
-        if lane is None:
-            return RecallResult(text, count, lane_name)
-        pending = await self._drain_lane(owner, lane_name)
+        lanes = [lane.id for lane in await self.db.read(job_store.owner_lanes, owner) if scope in ("*", lane.namespace)]
+        if not lanes:
+            return RecallResult(text, count, scope)
+        pending = await self._drain(owner, None if scope == "*" else scope)
         embedder = await self.embedder.get()
-        hits = await search_lane(self.db, embedder, lane, text, count, floor, pending)
-        return RecallResult(text, count, lane_name, hits)
+        recall = self.settings.recall
+        params = SearchParams(
+            query=text,
+            limit=count,
+            min_score=floor,
+            since=start,
+            until=end,
+            prefer_recent=prefer_recent,
+            mode=recall.mode,
+            dense_weight=recall.dense_weight,
+            lexical_saturation=recall.lexical_saturation,
+            recency_half_life_days=recall.recency_half_life_days,
+        )
+        hits = await search(self.db, embedder, lanes, params, pending)
+        return RecallResult(text, count, scope, hits)
 
-    async def _drain_lane(self, owner: str, namespace: str) -> list[job_store.QueuedJob]:
+    async def _drain(self, owner: str, namespace: str | None) -> list[job_store.QueuedJob]:
         """Read-your-writes: wait briefly for jobs queued before this recall; return those still queued."""
-        queued = await self.db.read(job_store.queued_jobs_in_lane, owner, namespace)
+        queued = await self.db.read(job_store.queued_jobs, owner, namespace)
         if not queued:
             return []
         waiting = {job.id for job in queued}
         deadline = time.monotonic() + self.settings.recall.read_your_writes_wait_ms / 1000
         while time.monotonic() < deadline:
             await self._wait_progress(deadline)
-            still = await self.db.read(job_store.queued_jobs_in_lane, owner, namespace)
+            still = await self.db.read(job_store.queued_jobs, owner, namespace)
             queued = [job for job in still if job.id in waiting]
             if not queued:
                 return []

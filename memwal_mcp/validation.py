@@ -93,3 +93,36 @@ def job_ids(value: object) -> list[str]:
     if not all(isinstance(item, str) and 0 < len(item) <= 64 for item in value):
         raise InvalidInput("job_ids must contain job id strings such as 'j_0123456789abcdef'")
     return list(dict.fromkeys(value))
+
+
+def _parse_instant(name: str, value: str, end_of_day: bool = False) -> float:
+    """ISO-8601 date or date-time; naive values are UTC. A bare date as an upper bound means its whole day."""
+    from datetime import date, datetime, time, timedelta, timezone
+
+    text = value.strip()
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            moment = datetime.combine(day + timedelta(days=1) if end_of_day else day, time(), timezone.utc)
+            return moment.timestamp() - (1e-6 if end_of_day else 0)
+        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    except ValueError:
+        raise InvalidInput(
+            f"{name} {value!r:.60} is not an ISO-8601 date or date-time, e.g. '2026-11-30' or '2026-11-30T14:05:00Z'"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def instant(value: object, name: str, end_of_day: bool = False) -> float | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{name} must be an ISO-8601 date or date-time string, e.g. '2026-11-30'")
+    return _parse_instant(name, value, end_of_day)
+
+
+def namespace_scope(value: object) -> str:
+    """A namespace, or '*' for all of the owner's namespaces (recall only)."""
+    return "*" if value == "*" else namespace(value)

@@ -20,6 +20,7 @@ CREATE TABLE remember_jobs (
     lane_id          INTEGER NOT NULL REFERENCES lanes (id),
     text             TEXT NOT NULL,
     idempotency_key  TEXT,
+    occurred_at      REAL,                         -- when the fact happened, if the caller said so
     status           TEXT NOT NULL DEFAULT 'queued' CHECK (status IN ('queued', 'done', 'failed')),
     attempts         INTEGER NOT NULL DEFAULT 0,
     next_attempt_at  REAL NOT NULL DEFAULT 0,
@@ -31,6 +32,7 @@ CREATE TABLE remember_jobs (
 );
 
 CREATE INDEX remember_jobs_lane_queue ON remember_jobs (lane_id, seq) WHERE status = 'queued';
+CREATE INDEX remember_jobs_owner_queue ON remember_jobs (owner, namespace, seq) WHERE status = 'queued';
 CREATE INDEX remember_jobs_memory ON remember_jobs (memory_id) WHERE memory_id IS NOT NULL;
 
 -- Curated facts. `norm_key` is a hash of the normalized text, for exact-match folding.
@@ -47,12 +49,14 @@ CREATE TABLE memories (
     source_job_id    TEXT NOT NULL,
     occurrences      INTEGER NOT NULL DEFAULT 0,   -- jobs folded in as occurrences
     vector_model     TEXT,                         -- model id of its vector row; NULL = not embedded yet
+    occurred_at      REAL,                         -- when the fact happened (caller-given), else NULL
     created_at       REAL NOT NULL,
     updated_at       REAL NOT NULL
 );
 
 CREATE INDEX memories_lane_norm ON memories (lane_id, norm_key) WHERE status = 'live';
 CREATE INDEX memories_lane_created ON memories (lane_id, created_at);
+CREATE INDEX memories_owner_created ON memories (owner, created_at);
 CREATE INDEX memories_unembedded ON memories (lane_id) WHERE status = 'live' AND vector_model IS NULL;
 CREATE INDEX memories_retired_into ON memories (retired_into) WHERE retired_into IS NOT NULL;
 
@@ -72,7 +76,8 @@ CREATE TABLE memory_revisions (
 CREATE INDEX memory_revisions_memory ON memory_revisions (memory_rowid, id);
 
 -- Full-text index over live memory bodies; rowid = memories.rowid.
-CREATE VIRTUAL TABLE memories_fts USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2');
+-- Porter stemming so 'deploys' finds 'deploy'; unicode61 folds case and diacritics in any script.
+CREATE VIRTUAL TABLE memories_fts USING fts5 (body, tokenize = 'porter unicode61 remove_diacritics 2');
 
 -- Which embedding model built the vectors (one row). The vector table itself is
 -- created by the store once the model's dimension is known.

@@ -143,9 +143,9 @@ def test_reply_format_exact() -> None:
     )
     text = recall_text(RecallResult("coffee", 5, "default", hits))
     assert text == (
-        "1. [score=0.224] User prefers dark roast coffee\n"
+        "1. [score=0.224] [1970-01-01] User prefers dark roast coffee\n"
         "(4 duplicate copies of the above collapsed; the same fact is stored more than once.)\n"
-        "2. [score=0.201] Deploys go out on Fridays from us-east-1"
+        "2. [score=0.201] [1970-01-01] Deploys go out on Fridays from us-east-1"
     )
 
 
@@ -156,7 +156,7 @@ def test_copies_note_wording() -> None:
 
 def test_no_note_without_copies() -> None:
     text = recall_text(RecallResult("q", 5, "default", [hit("m1", "only fact", 0.5)]))
-    assert text == "1. [score=0.500] only fact"
+    assert text == "1. [score=0.500] [1970-01-01] only fact"
     assert "collapsed" not in text
 
 
@@ -168,12 +168,17 @@ def test_score_rounds_to_three_decimals() -> None:
 def test_multiline_hit_stays_under_its_number() -> None:
     text = recall_text(RecallResult("q", 5, "default", [hit("m1", "line one\nline two", 0.5), hit("m2", "b", 0.4)]))
     lines = text.split("\n")
-    assert lines == ["1. [score=0.500] line one", "   line two", "2. [score=0.400] b"]
+    assert lines == ["1. [score=0.500] [1970-01-01] line one", "   line two", "2. [score=0.400] [1970-01-01] b"]
 
 
 def test_pending_hit_is_marked() -> None:
     text = recall_text(RecallResult("q", 5, "default", [hit("j_1", "just said", 0.5, pending=True)]))
-    assert text == "1. [score=0.500] [pending] just said"
+    assert text == "1. [score=0.500] [1970-01-01] [pending] just said"
+
+
+def test_the_date_shown_is_when_it_happened_if_known() -> None:
+    dated = Hit("m1", "went camping", 0.5, "default", 1000.0, 1000.0, occurred_at=1_780_000_000.0)
+    assert recall_text(RecallResult("q", 5, "default", [dated])) == "1. [score=0.500] [2026-05-28] went camping"
 
 
 def test_empty_result_says_nothing_matched() -> None:

@@ -17,9 +17,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=None, help="distinct facts to return (1-100, default 5)")
     parser.add_argument("--namespace", default="default")
     parser.add_argument("--min-score", type=float, default=None)
+    parser.add_argument("--since", default=None, help="only facts from this ISO-8601 date or time on")
+    parser.add_argument("--until", default=None, help="only facts up to this ISO-8601 date or time")
+    parser.add_argument("--prefer-recent", action="store_true", help="rank newer facts higher")
     add_json_flag(parser)
 
 
 async def run(service: MemoryService, args: argparse.Namespace) -> None:
-    result = await service.recall(service.settings.owner, args.query, args.limit, args.namespace, args.min_score)
+    result = await service.recall(
+        service.settings.owner, args.query, args.limit, args.namespace, args.min_score,
+        args.since, args.until, args.prefer_recent,
+    )
     emit(args, RecallOut.of(result).model_dump(), recall_text(result))

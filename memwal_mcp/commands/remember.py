@@ -16,12 +16,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--namespace", default="default")
     parser.add_argument("--key", dest="idempotency_key", default=None, help="idempotency key")
     parser.add_argument("--wait-ms", type=int, default=10000, help="wait for curation (default 10000)")
+    parser.add_argument("--occurred-at", default=None, help="when it happened, ISO-8601 (default: now)")
     add_json_flag(parser)
 
 
 async def run(service: MemoryService, args: argparse.Namespace) -> None:
     outcome = await service.remember(
-        service.settings.owner, args.text, args.namespace, args.idempotency_key, args.wait_ms
+        service.settings.owner, args.text, args.namespace, args.idempotency_key, args.wait_ms, args.occurred_at
     )
     job = JobOut.of(outcome.job)
     emit(args, job.model_dump(), job_line(job))

@@ -56,6 +56,7 @@ def _create(
         vector=vector,
         model_id=model_id,
         now=now,
+        occurred_at=job.occurred_at,
     )
     return memory_id, ["curation_created"] + ([] if vector is not None else ["curation_created_without_vector"])
 

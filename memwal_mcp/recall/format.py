@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from ..records import RecallResult
 
 
@@ -17,7 +19,8 @@ def recall_text(result: RecallResult) -> str:
     for number, hit in enumerate(result.hits, start=1):
         body = hit.text.replace("\n", "\n   ")  # keep continuation lines inside their hit
         pending = " [pending]" if hit.pending else ""
-        lines.append(f"{number}. [score={hit.score:.3f}]{pending} {body}")
+        day = datetime.fromtimestamp(hit.when, tz=timezone.utc).date().isoformat()
+        lines.append(f"{number}. [score={hit.score:.3f}] [{day}]{pending} {body}")
         if hit.copies:
             lines.append(copies_note(hit.copies))
     return "\n".join(lines)

@@ -1,7 +1,9 @@
-"""Turn a user's query into a safe FTS5 expression.
+"""Turn a user's query into a safe FTS5 expression, and score text overlap.
 
 Every token is double-quoted, so quotes, AND/OR/NEAR, `*`, `:`, parentheses and
-column filters in the query are words to look for, never syntax.
+column filters in the query are words to look for, never syntax. Common English
+function words are dropped (unless nothing else is left): with OR semantics they
+would match nearly everything and drown the words that carry the question.
 """
 
 from __future__ import annotations
@@ -10,6 +12,21 @@ import re
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 MAX_TERMS = 32
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most
+    my myself no nor not of off on once only or other our ours ourselves out over own same she should so
+    some such than that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why will with would you your
+    yours yourself yourselves s t don doesn didn isn wasn weren ll ve re d m o y also ever
+    """.split()
+)
+# Kept even though they are function words: a memory about what the user does NOT want
+# must still be found by "not", "never", "no".
+_MEANINGFUL = frozenset({"not", "no", "nor", "never"})
 
 
 def query_tokens(text: str, max_terms: int = MAX_TERMS) -> list[str]:
@@ -22,13 +39,28 @@ def query_tokens(text: str, max_terms: int = MAX_TERMS) -> list[str]:
     return list(seen)
 
 
+def content_terms(text: str, max_terms: int = MAX_TERMS) -> list[str]:
+    """Query tokens without stop-words; all tokens if nothing else is left."""
+    tokens = query_tokens(text, max_terms=256)
+    kept = [t for t in tokens if t not in STOPWORDS or t in _MEANINGFUL]
+    return (kept or tokens)[:max_terms]
+
+
 def fts_query(text: str, max_terms: int = MAX_TERMS) -> str | None:
-    """An OR of the query's quoted word tokens, or None if it has none."""
-    tokens = query_tokens(text, max_terms)
-    return " OR ".join(f'"{token}"' for token in tokens) if tokens else None
+    """An OR of the query's quoted content words, or None if it has none."""
+    terms = content_terms(text, max_terms)
+    return " OR ".join(f'"{term}"' for term in terms) if terms else None
 
 
-def bm25_to_score(rank: float) -> float:
-    """FTS5's bm25() is negative, more negative = better; map it into (0, 1)."""
+def bm25_to_score(rank: float, saturation: float = 1.0) -> float:
+    """FTS5's bm25() is negative, more negative = better; map it into [0, 1)."""
     strength = max(0.0, -rank)
-    return strength / (strength + 1.0)
+    return strength / (strength + saturation)
+
+
+def coverage(query: str, text: str) -> float:
+    """Share of the query's content words that occur in `text` (for facts outside the index)."""
+    terms = set(content_terms(query))
+    if not terms:
+        return 0.0
+    return len(terms & set(query_tokens(text, max_terms=10_000))) / len(terms)

@@ -1,16 +1,27 @@
-"""Find the best distinct facts in a lane for a query, back-filling after collapse.
+"""Find the best distinct facts for a query in one or more lanes, back-filling after collapse.
 
-Vector kNN when an embedder is available (cosine similarity is the score), FTS5
-BM25 otherwise. After collapsing duplicates the search widens (k x4) until
-`limit` distinct facts are found or the lane has nothing more to give.
+Candidates come from vector kNN and FTS5 BM25 (both per lane, live memories only).
+Each candidate gets both signals -- its cosine with the query (from its stored
+vector) and its BM25 strength -- and one score in [0, 1]:
+
+    dense    score = cosine (clipped to [0, 1])
+    lexical  score = s / (s + c), s = -bm25, c = `lexical_saturation`
+    hybrid   score = w * dense + (1 - w) * lexical, w = `dense_weight`
+
+The same text always gets the same score for a query, and `min_score` filters on it.
+After collapsing duplicates the search widens (k x4) until `limit` distinct facts
+are found or every source is exhausted.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import sqlite3
+import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Literal
 
 import anyio
 import numpy as np
@@ -22,41 +33,40 @@ from ..store import Database
 from ..store import memories
 from ..store.jobs import QueuedJob
 from .collapse import collapse_duplicates
-from .lexical import bm25_to_score, fts_query, query_tokens
+from .lexical import bm25_to_score, coverage, fts_query
 
 log = logging.getLogger(__name__)
 
+Mode = Literal["hybrid", "dense", "lexical"]
 # sqlite-vec's largest k for one KNN query.
 MAX_K = 4096
 # Most facts a recall scores outside the indexes (queued jobs are capped by the caller).
 MAX_UNINDEXED = 256
 
 
-def _hits(conn: sqlite3.Connection, scored: Sequence[tuple[int, float]]) -> tuple[list[Hit], dict[str, int]]:
-    rows = memories.memories_by_rowid(conn, [rowid for rowid, _ in scored])
-    hits: list[Hit] = []
-    occurrences: dict[str, int] = {}
-    for rowid, score in scored:
-        row = rows.get(rowid)
-        if row is None:  # forgotten or retired since the index was read
-            continue
-        hits.append(Hit(row.id, row.body, score, row.namespace, row.created_at, row.updated_at))
-        occurrences[row.id] = row.occurrences
-    return hits, occurrences
+@dataclass(frozen=True, slots=True)
+class SearchParams:
+    query: str
+    limit: int
+    min_score: float | None = None
+    since: float | None = None
+    until: float | None = None
+    prefer_recent: bool = False
+    mode: Mode = "hybrid"
+    dense_weight: float = 0.5
+    lexical_saturation: float = 2.0
+    recency_half_life_days: float = 30.0
 
 
-def _vector_candidates(conn: sqlite3.Connection, lane: int, query: np.ndarray, k: int):
-    scored = [(rowid, max(0.0, min(1.0, sim))) for rowid, sim in memories.knn(conn, lane, query, k)]
-    return scored, _hits(conn, scored)
-
-
-def _lexical_candidates(conn: sqlite3.Connection, lane: int, match: str, k: int):
-    scored = [(rowid, bm25_to_score(rank)) for rowid, rank in memories.fts(conn, lane, match, k)]
-    return scored, _hits(conn, scored)
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    row: memories.MemoryRow
+    cosine: float | None
+    bm25: float | None
 
 
 def check_dimension(conn: sqlite3.Connection, embedder: Embedder) -> bool:
-    """True when the lane can be searched by vector; refuse a model of another dimension."""
+    """True when vectors exist to search; refuse a model of another dimension."""
     stored = memories.vector_model(conn)
     if stored is None:
         return False
@@ -70,63 +80,134 @@ def check_dimension(conn: sqlite3.Connection, embedder: Embedder) -> bool:
     return True
 
 
-async def search_lane(
+def _candidates(
+    conn: sqlite3.Connection,
+    lanes: Sequence[int],
+    query_vector: np.ndarray | None,
+    match: str | None,
+    k: int,
+) -> tuple[list[_Candidate], bool]:
+    """Up to k per source per lane; True when no source had more to give."""
+    cosines: dict[int, float] = {}
+    ranks: dict[int, float] = {}
+    exhausted = True
+    for lane in lanes:
+        if query_vector is not None:
+            found = memories.knn(conn, lane, query_vector, k)
+            cosines.update(found)
+            exhausted &= len(found) < k
+        if match is not None:
+            found = memories.fts(conn, lane, match, k)
+            ranks.update(found)
+            exhausted &= len(found) < k
+    rows = memories.memories_by_rowid(conn, list(cosines.keys() | ranks.keys()))
+    if query_vector is not None:
+        missing = [rowid for rowid in ranks if rowid not in cosines and rowid in rows]
+        for rowid, vector in memories.vectors_by_rowid(conn, missing).items():
+            cosines[rowid] = float(vector @ query_vector)
+    return [_Candidate(row, cosines.get(rowid), ranks.get(rowid)) for rowid, row in rows.items()], exhausted
+
+
+class _Scorer:
+    def __init__(self, params: SearchParams, dense: bool, lexical: bool, now: float) -> None:
+        self.p = params
+        self.dense = dense
+        self.lexical = lexical
+        self.now = now
+
+    def __call__(self, cosine: float | None, lexical: float) -> float:
+        dense = min(1.0, max(0.0, cosine or 0.0))
+        if self.dense and self.lexical:
+            score = self.p.dense_weight * dense + (1 - self.p.dense_weight) * lexical
+        else:
+            score = dense if self.dense else lexical
+        return score
+
+    def recency(self, hit: Hit) -> Hit:
+        if not self.p.prefer_recent:
+            return hit
+        age_days = max(0.0, self.now - hit.when) / 86400
+        decay = math.pow(0.5, age_days / self.p.recency_half_life_days)
+        return replace(hit, score=hit.score * (0.5 + 0.5 * decay))
+
+    def in_window(self, when: float) -> bool:
+        return (self.p.since is None or when >= self.p.since) and (self.p.until is None or when <= self.p.until)
+
+
+def _hit(row: memories.MemoryRow, score: float) -> Hit:
+    return Hit(row.id, row.body, score, row.namespace, row.created_at, row.updated_at, occurred_at=row.occurred_at)
+
+
+async def search(
     db: Database,
     embedder: Embedder | None,
-    lane: int,
-    query: str,
-    limit: int,
-    min_score: float | None,
+    lanes: Sequence[int],
+    params: SearchParams,
     pending: Sequence[QueuedJob] = (),
 ) -> list[Hit]:
+    wants_dense = params.mode in ("hybrid", "dense")
     query_vector: np.ndarray | None = None
-    if embedder is not None and await db.read(check_dimension, embedder):
-        query_vector = await anyio.to_thread.run_sync(embedder.embed_query, query)
-    match = fts_query(query) if query_vector is None else None
+    if wants_dense and embedder is not None and await db.read(check_dimension, embedder):
+        query_vector = await anyio.to_thread.run_sync(embedder.embed_query, params.query)
+    # Without a query vector, lexical is all there is, whatever the mode.
+    match = fts_query(params.query) if params.mode != "dense" or query_vector is None else None
+    scorer = _Scorer(params, dense=query_vector is not None, lexical=match is not None, now=time.time())
 
-    # Facts the vector index cannot see yet: jobs still queued (read-your-writes) and
-    # memories stored while the model was unavailable. Scored here, like the rest.
-    unindexed = [
-        Hit(job.id, job.text, 0.0, job.namespace, job.created_at, job.created_at, pending=True) for job in pending
-    ]
-    occurrences: dict[str, int] = {}
-    if query_vector is not None:
-        for row in await db.read(memories.unembedded_in_lane, lane, MAX_UNINDEXED):
-            unindexed.append(Hit(row.id, row.body, 0.0, row.namespace, row.created_at, row.updated_at))
-            occurrences[row.id] = row.occurrences
-    extra = await _score_directly(embedder if query_vector is not None else None, query_vector, query, unindexed)
-    floor = min_score if min_score is not None else float("-inf")
+    extra, occurrences = await _unindexed(db, embedder, lanes, params.query, query_vector, scorer, pending)
+    floor = params.min_score if params.min_score is not None else -math.inf
 
-    k = min(MAX_K, max(limit * 2, 10))
+    k = min(MAX_K, max(params.limit * 3, 30))
     while True:
-        if query_vector is not None:
-            scored, (hits, found) = await db.read(_vector_candidates, lane, query_vector, k)
-        elif match is not None:
-            scored, (hits, found) = await db.read(_lexical_candidates, lane, match, k)
-        else:
-            scored, hits, found = [], [], {}
-        merged = sorted([*hits, *extra], key=lambda h: h.score, reverse=True)
-        distinct = collapse_duplicates([h for h in merged if h.score >= floor], {**occurrences, **found})
-        exhausted = len(scored) < k or k >= MAX_K or (scored and scored[-1][1] < floor)
-        if len(distinct) >= limit or exhausted:
-            return distinct[:limit]
+        found, exhausted = await db.read(_candidates, lanes, query_vector, match, k)
+        hits = [
+            scorer.recency(_hit(c.row, scorer(c.cosine, bm25_to_score(c.bm25, params.lexical_saturation)
+                                               if c.bm25 is not None else 0.0)))
+            for c in found
+            if scorer.in_window(c.row.occurred_at or c.row.created_at)
+        ]
+        occurrences.update({c.row.id: c.row.occurrences for c in found})
+        ranked = sorted([*hits, *extra], key=lambda h: (-h.score, h.id))
+        distinct = collapse_duplicates([h for h in ranked if h.score >= floor], occurrences)
+        if len(distinct) >= params.limit or exhausted or k >= MAX_K:
+            return distinct[: params.limit]
         k = min(MAX_K, k * 4)
 
 
-async def _score_directly(
-    embedder: Embedder | None, query_vector: np.ndarray | None, query: str, items: Sequence[Hit]
-) -> list[Hit]:
-    """Score hits that are not in the indexes: cosine when possible, else the share of query words they contain."""
+async def _unindexed(
+    db: Database,
+    embedder: Embedder | None,
+    lanes: Sequence[int],
+    query: str,
+    query_vector: np.ndarray | None,
+    scorer: _Scorer,
+    pending: Sequence[QueuedJob],
+) -> tuple[list[Hit], dict[str, int]]:
+    """Facts the indexes cannot see yet, scored here: queued jobs (read-your-writes) and
+    memories stored while the model was unavailable."""
+    items = [
+        Hit(job.id, job.text, 0.0, job.namespace, job.created_at, job.created_at, pending=True,
+            occurred_at=job.occurred_at)
+        for job in pending
+    ]
+    occurrences: dict[str, int] = {}
+    if query_vector is not None:
+        for lane in lanes:
+            for row in await db.read(memories.unembedded_in_lane, lane, MAX_UNINDEXED):
+                items.append(_hit(row, 0.0))
+                occurrences[row.id] = row.occurrences
+    items = [hit for hit in items if scorer.in_window(hit.when)]
     if not items:
-        return []
-    scores: list[float] | None = None
+        return [], occurrences
+    cosines: list[float | None] = [None] * len(items)
     if embedder is not None and query_vector is not None:
         try:
             matrix = await anyio.to_thread.run_sync(embedder.embed_documents, [hit.text for hit in items])
-            scores = [max(0.0, min(1.0, float(s))) for s in matrix @ query_vector]
+            cosines = [float(s) for s in matrix @ query_vector]
         except Exception:  # a recall must not fail because curation's input is odd: match words
             log.exception("embedding %d unindexed facts for recall failed; matching their words", len(items))
-    if scores is None:
-        words = set(query_tokens(query))
-        scores = [len(words & set(query_tokens(hit.text))) / len(words) if words else 0.0 for hit in items]
-    return [replace(hit, score=score) for hit, score in zip(items, scores) if score > 0]
+            scorer = _Scorer(scorer.p, dense=False, lexical=True, now=scorer.now)
+    scored = [
+        scorer.recency(replace(hit, score=scorer(cosine, coverage(query, hit.text) if scorer.lexical else 0.0)))
+        for hit, cosine in zip(items, cosines)
+    ]
+    return [hit for hit in scored if hit.score > 0], occurrences

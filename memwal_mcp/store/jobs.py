@@ -13,7 +13,8 @@ from ..records import Job
 from .database import transaction
 
 _JOB_COLUMNS = (
-    "id, owner, namespace, text, idempotency_key, status, attempts, decision, memory_id, error, created_at, updated_at"
+    "id, owner, namespace, text, idempotency_key, status, attempts, decision, memory_id, error, created_at, updated_at,"
+    " occurred_at"
 )
 
 
@@ -44,6 +45,7 @@ class QueuedJob:
     text: str
     attempts: int
     created_at: float
+    occurred_at: float | None
 
 
 def ensure_lane(conn: sqlite3.Connection, owner: str, namespace: str) -> int:
@@ -58,8 +60,19 @@ def lane_id(conn: sqlite3.Connection, owner: str, namespace: str) -> int | None:
     return row[0] if row else None
 
 
+def owner_lanes(conn: sqlite3.Connection, owner: str) -> list[Lane]:
+    rows = conn.execute("SELECT id, owner, namespace FROM lanes WHERE owner = ? ORDER BY id", (owner,)).fetchall()
+    return [Lane(*row) for row in rows]
+
+
 def insert_job(
-    conn: sqlite3.Connection, owner: str, namespace: str, text: str, idempotency_key: str | None, now: float
+    conn: sqlite3.Connection,
+    owner: str,
+    namespace: str,
+    text: str,
+    idempotency_key: str | None,
+    now: float,
+    occurred_at: float | None = None,
 ) -> tuple[Job, bool]:
     """Insert a job, or return the job already filed under (owner, key). Returns (job, replayed)."""
     with transaction(conn):
@@ -73,11 +86,13 @@ def insert_job(
         lane = ensure_lane(conn, owner, namespace)
         job_id = new_job_id()
         conn.execute(
-            "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, idempotency_key, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (job_id, owner, namespace, lane, text, idempotency_key, now, now),
+            "INSERT INTO remember_jobs"
+            " (id, owner, namespace, lane_id, text, idempotency_key, occurred_at, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (job_id, owner, namespace, lane, text, idempotency_key, occurred_at, now, now),
         )
-    return Job(job_id, owner, namespace, text, idempotency_key, "queued", 0, None, None, None, now, now), False
+    job = Job(job_id, owner, namespace, text, idempotency_key, "queued", 0, None, None, None, now, now, occurred_at)
+    return job, False
 
 
 def jobs_by_id(conn: sqlite3.Connection, owner: str, job_ids: Sequence[str]) -> dict[str, Job]:
@@ -91,12 +106,13 @@ def jobs_by_id(conn: sqlite3.Connection, owner: str, job_ids: Sequence[str]) -> 
     return {row[0]: _job(row) for row in rows}
 
 
-def queued_jobs_in_lane(conn: sqlite3.Connection, owner: str, namespace: str) -> list[QueuedJob]:
+def queued_jobs(conn: sqlite3.Connection, owner: str, namespace: str | None) -> list[QueuedJob]:
+    """The owner's queued jobs in one namespace (or all of them, for None), oldest first."""
+    where, params = ("j.owner = ?", [owner]) if namespace is None else ("j.owner = ? AND j.namespace = ?", [owner, namespace])
     rows = conn.execute(
-        "SELECT j.seq, j.id, j.owner, j.namespace, j.lane_id, j.text, j.attempts, j.created_at"
-        " FROM remember_jobs j JOIN lanes l ON l.id = j.lane_id"
-        " WHERE l.owner = ? AND l.namespace = ? AND j.status = 'queued' ORDER BY j.seq",
-        (owner, namespace),
+        "SELECT j.seq, j.id, j.owner, j.namespace, j.lane_id, j.text, j.attempts, j.created_at, j.occurred_at"
+        f" FROM remember_jobs j WHERE {where} AND j.status = 'queued' ORDER BY j.seq",
+        params,
     ).fetchall()
     return [QueuedJob(*row) for row in rows]
 
@@ -174,7 +190,7 @@ def release_lease(conn: sqlite3.Connection, lane: int, holder: str) -> None:
 
 def next_batch(conn: sqlite3.Connection, lane: int, limit: int, now: float) -> list[QueuedJob]:
     rows = conn.execute(
-        "SELECT seq, id, owner, namespace, lane_id, text, attempts, created_at FROM remember_jobs"
+        "SELECT seq, id, owner, namespace, lane_id, text, attempts, created_at, occurred_at FROM remember_jobs"
         " WHERE lane_id = ? AND status = 'queued' AND next_attempt_at <= ? ORDER BY seq LIMIT ?",
         (lane, now, limit),
     ).fetchall()

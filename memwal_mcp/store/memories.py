@@ -25,9 +25,10 @@ class MemoryRow:
     occurrences: int
     created_at: float
     updated_at: float
+    occurred_at: float | None
 
 
-_MEMORY_COLUMNS = "rowid, id, owner, namespace, body, occurrences, created_at, updated_at"
+_MEMORY_COLUMNS = "rowid, id, owner, namespace, body, occurrences, created_at, updated_at, occurred_at"
 
 
 def new_memory_id() -> str:
@@ -120,13 +121,14 @@ def create_memory(
     vector: np.ndarray | None,
     model_id: str | None,
     now: float,
+    occurred_at: float | None = None,
 ) -> tuple[int, str]:
     memory_id = new_memory_id()
     rowid = conn.execute(
         "INSERT INTO memories (id, owner, namespace, lane_id, body, norm_key, source_job_id, vector_model,"
-        " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " occurred_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (memory_id, owner, namespace, lane, body, key, source_job_id, model_id if vector is not None else None,
-         now, now),
+         occurred_at, now, now),
     ).lastrowid
     conn.execute("INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (rowid, body))
     if vector is not None:
@@ -198,6 +200,14 @@ def knn(conn: sqlite3.Connection, lane: int, query: np.ndarray, k: int) -> list[
         (_blob(query), k, lane),
     ).fetchall()
     return [(rowid, 1.0 - distance) for rowid, distance in rows]
+
+
+def vectors_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+    if not rowids or vector_model(conn) is None:
+        return {}
+    marks = ",".join("?" * len(rowids))
+    rows = conn.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE} WHERE rowid IN ({marks})", tuple(rowids))
+    return {rowid: np.frombuffer(blob, dtype=np.float32) for rowid, blob in rows}
 
 
 def fts(conn: sqlite3.Connection, lane: int, match: str, limit: int) -> list[tuple[int, float]]:
@@ -296,7 +306,7 @@ def memory_by_id(conn: sqlite3.Connection, owner: str, memory_id: str) -> tuple[
     ).fetchone()
     if row is None:
         return None
-    return MemoryRow(*row[:8]), row[8], row[9]
+    return MemoryRow(*row[:9]), row[9], row[10]
 
 
 def revisions(conn: sqlite3.Connection, rowid: int) -> list[Revision]:

@@ -1,0 +1,116 @@
+"""Recall by time, across namespaces, by mode; hostile queries never raise."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memwal_mcp.errors import InvalidInput
+from memwal_mcp.service import MemoryService
+
+CAMPING = ("Melanie said, \"We took the kids camping at the lake.\"", "2023-06-10T18:00:00Z")
+POTTERY = ("Melanie said, \"I signed up for a pottery class on Tuesdays.\"", "2023-07-02T09:30:00Z")
+PAINTING = ("Melanie said, \"I finished painting the sunrise over the lake.\"", "2023-08-20T12:00:00Z")
+
+
+async def _remember_dated(service: MemoryService) -> None:
+    for text, when in (CAMPING, POTTERY, PAINTING):
+        await service.remember("local", text, occurred_at=when, wait_ms=10000)
+
+
+async def test_occurred_at_is_kept_and_shown(service: MemoryService):
+    outcome = await service.remember("local", CAMPING[0], occurred_at=CAMPING[1], wait_ms=10000)
+    assert outcome.job.occurred_at == pytest.approx(1686420000.0)
+    result = await service.recall("local", "camping trip", limit=1)
+    assert result.hits[0].occurred_at == pytest.approx(1686420000.0)
+    from memwal_mcp.recall.format import recall_text
+
+    assert "[2023-06-10]" in recall_text(result)
+
+
+async def test_since_and_until_filter_on_when_it_happened(service: MemoryService):
+    await _remember_dated(service)
+    july = await service.recall("local", "what did Melanie do", limit=10, since="2023-07-01", until="2023-07-31")
+    assert [h.text for h in july.hits] == [POTTERY[0]]
+    through_june = await service.recall("local", "lake", limit=10, until="2023-06-10")  # a bare date: its whole day
+    assert [h.text for h in through_june.hits] == [CAMPING[0]]
+    later = await service.recall("local", "lake", limit=10, since="2023-06-11T00:00:00+00:00")
+    assert CAMPING[0] not in [h.text for h in later.hits] and PAINTING[0] in [h.text for h in later.hits]
+
+
+async def test_prefer_recent_breaks_ties_toward_newer_facts(service: MemoryService):
+    await service.remember("local", "The team standup is at 9:00", occurred_at="2020-01-01", wait_ms=10000)
+    await service.remember("local", "The team standup is at 9:30", occurred_at="2026-11-01", wait_ms=10000)
+    plain = await service.recall("local", "when is the team standup", limit=2)
+    recent = await service.recall("local", "when is the team standup", limit=2, prefer_recent=True)
+    assert recent.hits[0].text == "The team standup is at 9:30"
+    assert {h.text for h in plain.hits} == {h.text for h in recent.hits}
+    old = next(h for h in recent.hits if "9:00" in h.text)
+    assert old.score < next(h for h in plain.hits if "9:00" in h.text).score
+
+
+@pytest.mark.parametrize("bad", ["yesterday", "2023-13-45", "", 17])
+async def test_bad_dates_are_rejected_by_name(service: MemoryService, bad):
+    with pytest.raises(InvalidInput, match="^occurred_at"):
+        await service.remember("local", "a fact", occurred_at=bad)
+    with pytest.raises(InvalidInput, match="^since"):
+        await service.recall("local", "a fact", since=bad)
+
+
+async def test_star_recalls_across_the_owners_namespaces_only(service: MemoryService):
+    await service.remember("local", "User prefers dark roast coffee", namespace="home", wait_ms=10000)
+    await service.remember("local", "User prefers dark roast coffee", namespace="work", wait_ms=10000)
+    await service.remember("local", "Office coffee machine is on floor 3", namespace="work", wait_ms=10000)
+    await service.remember("someone-else", "User prefers dark roast coffee", namespace="home", wait_ms=10000)
+    result = await service.recall("local", "coffee", limit=5, namespace="*")
+    texts = [h.text for h in result.hits]
+    assert texts.count("User prefers dark roast coffee") == 1
+    assert result.hits[texts.index("User prefers dark roast coffee")].copies == 1  # the other namespace's copy
+    assert "Office coffee machine is on floor 3" in texts
+    assert len(texts) == 2
+    assert result.namespace == "*"
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+async def test_every_mode_finds_a_named_fact_and_equal_text_scores_equal(make_settings, embedder, mode):
+    svc = MemoryService(make_settings(recall={"mode": mode}, curation={"enabled": False}), embedder=embedder)
+    async with svc.running():
+        for text in ["Caroline said, \"I joined the LGBTQ support group.\"", "Caroline said, \"I joined the LGBTQ support group.\"",
+                     "Melanie said, \"The kids love the beach.\"", "Deploys go out on Fridays"]:
+            await svc.remember("local", text, wait_ms=10000)
+        result = await svc.recall("local", "Which group did Caroline join?", limit=3)
+    assert result.hits[0].text.startswith("Caroline said")
+    assert result.hits[0].copies == 1
+    assert all(0.0 <= h.score <= 1.0 for h in result.hits)
+
+
+_piece = st.one_of(
+    st.sampled_from(['"', "'", "*", ":", "(", ")", "^", "-", "+", "{", "}", "NEAR(", " OR ", " AND ", " NOT ",
+                     "body:", "é", "日本", "🙂", " "]),
+    st.text(min_size=1, max_size=6),
+)
+_hostile = st.lists(_piece, min_size=1, max_size=12).map("".join).filter(lambda s: s.strip())
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "lexical"])
+async def test_hostile_queries_never_raise(make_settings, embedder, mode):
+    svc = MemoryService(make_settings(recall={"mode": mode, "read_your_writes_wait_ms": 0}), embedder=embedder)
+    async with svc.running():
+        await svc.remember("local", 'He said "NEAR" and (maybe) AND/OR: *stars*', wait_ms=10000)
+        seen: list[str] = []
+
+        @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(query=_hostile)
+        def probe(query: str) -> None:
+            seen.append(query)
+
+        probe()
+        for query in seen:
+            try:
+                result = await svc.recall("local", query, limit=3)
+            except InvalidInput as exc:  # control characters: a clean, named refusal is fine
+                assert str(exc).startswith("query contains the control character"), exc
+                continue
+            assert all(0.0 <= h.score <= 1.0 for h in result.hits)
+        assert (await svc.recall("local", 'NEAR "and (maybe)', limit=1)).hits
