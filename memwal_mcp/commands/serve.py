@@ -42,8 +42,12 @@ async def serve(settings: Settings) -> None:
     from ..service import MemoryService
 
     transport = settings.server.transport
-    if transport == "stdio" and sys.stdin.isatty():
-        sys.stderr.write(CLIENT_HINT.format(version=__version__, db=settings.db_path))
+    if transport == "stdio":
+        from ..stdio_guard import reserve_stdout_for_protocol
+
+        reserve_stdout_for_protocol()
+        if sys.stdin.isatty():
+            sys.stderr.write(CLIENT_HINT.format(version=__version__, db=settings.db_path))
     service = MemoryService(settings)
     async with service.running(worker=settings.server.worker):
         server = build_server(service, settings.owner)

@@ -147,7 +147,9 @@ async def search(
 ) -> list[Hit]:
     wants_dense = params.mode in ("hybrid", "dense")
     query_vector: np.ndarray | None = None
-    if wants_dense and embedder is not None and await db.read(check_dimension, embedder):
+    indexed = False  # whether the vector index exists yet (it does once anything was embedded)
+    if wants_dense and embedder is not None:
+        indexed = await db.read(check_dimension, embedder)
         query_vector = await anyio.to_thread.run_sync(embedder.embed_query, params.query)
     # Without a query vector, lexical is all there is, whatever the mode.
     match = fts_query(params.query) if params.mode != "dense" or query_vector is None else None
@@ -158,7 +160,7 @@ async def search(
 
     k = min(MAX_K, max(params.limit * 3, 30))
     while True:
-        found, exhausted = await db.read(_candidates, lanes, query_vector, match, k)
+        found, exhausted = await db.read(_candidates, lanes, query_vector if indexed else None, match, k)
         hits = [
             scorer.recency(_hit(c.row, scorer(c.cosine, bm25_to_score(c.bm25, params.lexical_saturation)
                                                if c.bm25 is not None else 0.0)))
@@ -210,4 +212,5 @@ async def _unindexed(
         scorer.recency(replace(hit, score=scorer(cosine, coverage(query, hit.text) if scorer.lexical else 0.0)))
         for hit, cosine in zip(items, cosines)
     ]
-    return [hit for hit in scored if hit.score > 0], occurrences
+    # With a query vector every fact is a candidate, as in kNN; without one, only facts sharing a word.
+    return [hit for hit in scored if hit.score > 0 or scorer.dense], occurrences
