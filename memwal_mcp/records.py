@@ -89,3 +89,36 @@ class History:
     revisions: list[RevisionRecord]  # newest first
     jobs: list[Job]  # newest first: the source job, occurrences, merges (also of memories retired into it)
     merged_from: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryItem:
+    """A memory as `list` shows it."""
+
+    id: str
+    text: str
+    namespace: str
+    created_at: float
+    updated_at: float
+    occurred_at: float | None
+    occurrences: int
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPage:
+    items: list[MemoryItem]
+    next_cursor: str | None  # pass back to get the next page; None at the end
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetOutcome:
+    memory_id: str
+    erased_memories: tuple[str, ...]  # the memory and those a CONSOLIDATE folded into it
+    erased_jobs: int
+
+
+@dataclass(frozen=True, slots=True)
+class UndoOutcome:
+    memory_id: str
+    body: str
+    restored: list[str]  # memories a CONSOLIDATE had folded in, live again

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from . import __version__
 from .errors import MemwalError
-from .records import History, Hit, Job, RecallResult
+from .records import ForgetOutcome, History, Hit, Job, MemoryPage, RecallResult
 from .recall.format import recall_text
 from .service import MemoryService
 
@@ -181,6 +181,55 @@ def history_text(out: HistoryOut) -> str:
     return "\n".join(lines)
 
 
+class ForgetOut(BaseModel):
+    memory_id: str
+    erased_memories: list[str] = Field(description="The memory and any memories merged into it")
+    erased_jobs: int = Field(description="Remember jobs whose text was erased")
+
+    @classmethod
+    def of(cls, outcome: ForgetOutcome) -> "ForgetOut":
+        return cls(memory_id=outcome.memory_id, erased_memories=list(outcome.erased_memories),
+                   erased_jobs=outcome.erased_jobs)
+
+
+class MemoryOut(BaseModel):
+    id: str
+    text: str
+    namespace: str
+    created_at: str
+    updated_at: str
+    occurred_at: str | None
+    occurrences: int = Field(description="Times the same fact was remembered again")
+
+
+class ListOut(BaseModel):
+    memories: list[MemoryOut]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null at the end")
+
+    @classmethod
+    def of(cls, page: MemoryPage) -> "ListOut":
+        return cls(
+            memories=[
+                MemoryOut(
+                    id=m.id, text=m.text, namespace=m.namespace, created_at=_iso(m.created_at),
+                    updated_at=_iso(m.updated_at), occurred_at=_iso(m.occurred_at) if m.occurred_at else None,
+                    occurrences=m.occurrences,
+                )
+                for m in page.items
+            ],
+            next_cursor=page.next_cursor,
+        )
+
+
+def list_text(out: ListOut) -> str:
+    if not out.memories:
+        return "No memories."
+    lines = [f"{m.id} [{(m.occurred_at or m.created_at)[:10]}] ({m.namespace}) {m.text}" for m in out.memories]
+    if out.next_cursor:
+        lines.append(f"(more: cursor={out.next_cursor})")
+    return "\n".join(lines)
+
+
 def _reply(text: str, model: BaseModel) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=model.model_dump())
 
@@ -279,5 +328,34 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         into it, newest first."""
         out = HistoryOut.of(await call(service.history(owner, memory_id)))
         return _reply(history_text(out), out)
+
+    @server.tool(
+        name="memwal_forget",
+        title="Forget a memory",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True),
+    )
+    async def memwal_forget(
+        memory_id: Annotated[str, Field(description="The id of the memory to erase (from memwal_recall)")],
+    ) -> Annotated[CallToolResult, ForgetOut]:
+        """Permanently erase a memory: its text, its previous versions and the remember
+        requests it came from. Use when the user asks you to forget something or a stored
+        fact is wrong. A tombstone records that (and when) it was forgotten."""
+        out = ForgetOut.of(await call(service.forget(owner, memory_id)))
+        return _reply(f"Forgot {out.memory_id} ({len(out.erased_memories)} memories, {out.erased_jobs} jobs erased).", out)
+
+    @server.tool(
+        name="memwal_list",
+        title="List memories",
+        annotations=ToolAnnotations(read_only_hint=True),
+    )
+    async def memwal_list(
+        namespace: Annotated[str, Field(description="Namespace to list; '*' for all of yours")] = "*",
+        cursor: Annotated[str | None, Field(description="next_cursor from the previous page")] = None,
+        limit: Annotated[int, Field(description="Memories per page, 1-100")] = 20,
+    ) -> Annotated[CallToolResult, ListOut]:
+        """List what is remembered, newest first, a page at a time. Use for questions like
+        "what do you remember about me?"."""
+        out = ListOut.of(await call(service.list(owner, namespace, cursor, limit)))
+        return _reply(list_text(out), out)
 
     return server

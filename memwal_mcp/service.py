@@ -23,11 +23,21 @@ from .curation.llm import make_decider
 from .curation.worker import CurationWorker
 from .embedding import Embedder, LazyEmbedder
 from .errors import IdempotencyKeyReused, InvalidInput, NotFound
-from .records import History, Job, RecallResult, RememberOutcome, RevisionRecord
+from .records import (
+    ForgetOutcome,
+    History,
+    Job,
+    MemoryItem,
+    MemoryPage,
+    RecallResult,
+    RememberOutcome,
+    RevisionRecord,
+    UndoOutcome,
+)
 from .recall.search import SearchParams, search
 from .store import Database
 from .store import jobs as job_store
-from .store import memories
+from .store import lifecycle, memories
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +127,7 @@ class MemoryService:
         wait = validation.wait_ms(wait_ms)
         when = validation.instant(occurred_at, "occurred_at")
         job, replayed = await self.db.write(job_store.insert_job, owner, lane, body, key, time.time(), when)
-        if replayed:
+        if replayed and job.decision != "forgotten":  # a forgotten job's text is gone: it just replays
             differs = [
                 name
                 for name, same in (("text", job.text == body), ("namespace", job.namespace == lane),
@@ -212,9 +222,39 @@ class MemoryService:
     # --- history ---------------------------------------------------------------
 
     async def history(self, owner: str, memory_id: object) -> History:
-        if not isinstance(memory_id, str) or not memory_id.strip() or len(memory_id) > 64:
-            raise InvalidInput("memory_id must be a memory id such as 'm_0123456789abcdef'")
-        return await self.db.read(_history, owner, memory_id)
+        return await self.db.read(_history, owner, validation.memory_id(memory_id))
+
+    # --- forget, undo, list ------------------------------------------------------
+
+    async def forget(self, owner: str, memory_id: object) -> ForgetOutcome:
+        """Erase a memory's content everywhere (body, revisions, source jobs); keep a tombstone."""
+        mid = validation.memory_id(memory_id)
+        done = await self.db.write(lifecycle.forget_memory, owner, mid, self.db.fts_secure_delete)
+        log.info("forgot memory %s (%d memories, %d jobs erased)", mid, len(done.memory_ids), done.jobs)
+        return ForgetOutcome(mid, done.memory_ids, done.jobs)
+
+    async def undo(self, owner: str, memory_id: object) -> UndoOutcome:
+        mid = validation.memory_id(memory_id)
+        body, restored = await self.db.write(lifecycle.undo_last_change, owner, mid)
+        self.worker.wake()  # restored bodies need vectors
+        return UndoOutcome(mid, body, restored)
+
+    async def list(
+        self, owner: str, namespace: object = None, cursor: object = None, limit: object = None, since: object = None
+    ) -> MemoryPage:
+        scope = validation.namespace_scope(namespace if namespace is not None else "*")
+        count = validation.limit(limit, 20)
+        position = validation.cursor(cursor)
+        start = validation.instant(since, "since")
+        rows = await self.db.read(
+            memories.list_memories, owner, None if scope == "*" else scope, position, start, count + 1
+        )
+        items = [
+            MemoryItem(r.id, r.body, r.namespace, r.created_at, r.updated_at, r.occurred_at, r.occurrences)
+            for r in rows[:count]
+        ]
+        more = len(rows) > count
+        return MemoryPage(items, validation.make_cursor(rows[count - 1].created_at, rows[count - 1].rowid) if more else None)
 
     # --- stats -----------------------------------------------------------------
 

@@ -126,3 +126,29 @@ def instant(value: object, name: str, end_of_day: bool = False) -> float | None:
 def namespace_scope(value: object) -> str:
     """A namespace, or '*' for all of the owner's namespaces (recall only)."""
     return "*" if value == "*" else namespace(value)
+
+
+def memory_id(value: object) -> str:
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9_\-]{1,64}", value):
+        raise InvalidInput(f"memory_id must be a memory id such as 'm_0123456789abcdef', got {value!r:.70}")
+    return value
+
+
+def make_cursor(created_at: float, rowid: int) -> str:
+    """An opaque paging position (it only positions within the caller's own list)."""
+    import base64
+
+    return base64.urlsafe_b64encode(f"{created_at!r}:{rowid}".encode()).decode().rstrip("=")
+
+
+def cursor(value: object) -> tuple[float, int] | None:
+    if value is None:
+        return None
+    import base64
+
+    try:
+        assert isinstance(value, str) and len(value) < 200
+        created, _, rowid = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode().partition(":")
+        return float(created), int(rowid)
+    except Exception:
+        raise InvalidInput("cursor is not one this server handed out; start without a cursor") from None

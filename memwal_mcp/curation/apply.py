@@ -57,6 +57,7 @@ def _create(
         model_id=model_id,
         now=now,
         occurred_at=job.occurred_at,
+        created_at=job.created_at,
     )
     return memory_id, ["curation_created"] + ([] if vector is not None else ["curation_created_without_vector"])
 

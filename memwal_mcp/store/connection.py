@@ -87,4 +87,6 @@ def connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA temp_store = MEMORY")
+    # Forgotten text must not survive in free pages of the file.
+    conn.execute("PRAGMA secure_delete = ON")
     return conn

@@ -54,6 +54,7 @@ class Database:
         self.path = Path(path).expanduser()
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
+        self.fts_secure_delete = False
 
     async def open(self) -> None:
         try:
@@ -65,6 +66,9 @@ class Database:
         applied = await self.write(apply_migrations)
         if applied:
             log.info("database %s: applied migrations %s", self.path, ", ".join(applied))
+        from .lifecycle import enable_fts_secure_delete
+
+        self.fts_secure_delete = await self.write(enable_fts_secure_delete)
         self._reader = await aiosqlite.Connection(lambda: connect(self.path), iter_chunk_size=64)
 
     async def close(self) -> None:

@@ -26,9 +26,10 @@ class MemoryRow:
     created_at: float
     updated_at: float
     occurred_at: float | None
+    lane: int
 
 
-_MEMORY_COLUMNS = "rowid, id, owner, namespace, body, occurrences, created_at, updated_at, occurred_at"
+_MEMORY_COLUMNS = "rowid, id, owner, namespace, body, occurrences, created_at, updated_at, occurred_at, lane_id"
 
 
 def new_memory_id() -> str:
@@ -122,13 +123,15 @@ def create_memory(
     model_id: str | None,
     now: float,
     occurred_at: float | None = None,
+    created_at: float | None = None,
 ) -> tuple[int, str]:
+    """A new live memory with its FTS row (and vector row). `created_at` is when it was remembered."""
     memory_id = new_memory_id()
     rowid = conn.execute(
         "INSERT INTO memories (id, owner, namespace, lane_id, body, norm_key, source_job_id, vector_model,"
         " occurred_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (memory_id, owner, namespace, lane, body, key, source_job_id, model_id if vector is not None else None,
-         occurred_at, now, now),
+         occurred_at, created_at if created_at is not None else now, now),
     ).lastrowid
     conn.execute("INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (rowid, body))
     if vector is not None:
@@ -306,7 +309,7 @@ def memory_by_id(conn: sqlite3.Connection, owner: str, memory_id: str) -> tuple[
     ).fetchone()
     if row is None:
         return None
-    return MemoryRow(*row[:9]), row[9], row[10]
+    return MemoryRow(*row[:10]), row[10], row[11]
 
 
 def revisions(conn: sqlite3.Connection, rowid: int) -> list[Revision]:
@@ -322,3 +325,47 @@ def revisions(conn: sqlite3.Connection, rowid: int) -> list[Revision]:
 def retired_into(conn: sqlite3.Connection, memory_id: str) -> list[str]:
     """Ids of memories a CONSOLIDATE folded into this one (directly)."""
     return [r[0] for r in conn.execute("SELECT id FROM memories WHERE retired_into = ? ORDER BY rowid", (memory_id,))]
+
+
+def unretire(conn: sqlite3.Connection, owner: str, memory_id: str, from_id: str) -> bool:
+    """Bring back a memory a CONSOLIDATE retired into `from_id`; it is re-indexed, its vector comes later."""
+    row = conn.execute(
+        "SELECT rowid, body FROM memories WHERE owner = ? AND id = ? AND status = 'retired' AND retired_into = ?",
+        (owner, memory_id, from_id),
+    ).fetchone()
+    if row is None:
+        return False
+    rowid, body = row
+    conn.execute(
+        "UPDATE memories SET status = 'live', retired_into = NULL, vector_model = NULL, updated_at = ? WHERE rowid = ?",
+        (time.time(), rowid),
+    )
+    conn.execute("INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (rowid, body))
+    return True
+
+
+def list_memories(
+    conn: sqlite3.Connection,
+    owner: str,
+    namespace: str | None,
+    before: tuple[float, int] | None,
+    since: float | None,
+    limit: int,
+) -> list[MemoryRow]:
+    """The owner's live memories, newest first, after the (created_at, rowid) position `before`."""
+    clauses, params = ["owner = ?", "status = 'live'"], [owner]
+    if namespace is not None:
+        clauses.append("namespace = ?")
+        params.append(namespace)
+    if before is not None:
+        clauses.append("(created_at < ? OR (created_at = ? AND rowid < ?))")
+        params += [before[0], before[0], before[1]]
+    if since is not None:
+        clauses.append("COALESCE(occurred_at, created_at) >= ?")
+        params.append(since)
+    rows = conn.execute(
+        f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE {' AND '.join(clauses)}"
+        " ORDER BY created_at DESC, rowid DESC LIMIT ?",
+        (*params, limit),
+    ).fetchall()
+    return [MemoryRow(*row) for row in rows]

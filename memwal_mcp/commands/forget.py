@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import argparse
+
+from ..recall.format import recall_text
+from ..errors import InvalidInput
+from ..server import ForgetOut
+from ..service import MemoryService
+from .output import add_json_flag, emit
+
+NAME = "forget"
+HELP = "erase a memory (or, with --query, the memories a recall finds)"
+WORKER = False
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("memory_id", nargs="?", help="the memory to erase")
+    parser.add_argument("--query", help="erase what a recall for this query returns")
+    parser.add_argument("--limit", type=int, default=5, help="with --query: how many hits (default 5)")
+    parser.add_argument("--namespace", default="default", help="with --query: where to search")
+    parser.add_argument("--dry-run", action="store_true", help="with --query: only list what would be erased")
+    parser.add_argument("--yes", action="store_true", help="with --query: erase without --dry-run")
+    add_json_flag(parser)
+
+
+async def run(service: MemoryService, args: argparse.Namespace) -> None:
+    owner = service.settings.owner
+    if (args.memory_id is None) == (args.query is None):
+        raise InvalidInput("give a memory id or --query, not both")
+    if args.memory_id is not None:
+        out = ForgetOut.of(await service.forget(owner, args.memory_id))
+        emit(args, out.model_dump(), f"forgot {out.memory_id} ({out.erased_jobs} remember jobs erased)")
+        return
+    result = await service.recall(owner, args.query, args.limit, args.namespace)
+    hits = [hit for hit in result.hits if not hit.pending]
+    if args.dry_run or not args.yes:
+        header = "would forget:" if hits else "nothing matches."
+        emit(args, {"would_forget": [{"id": h.id, "text": h.text} for h in hits]},
+             header + ("\n" + recall_text(result) if hits else "") + ("" if args.dry_run else "\n(add --yes to erase)"))
+        return
+    outs = [ForgetOut.of(await service.forget(owner, hit.id)) for hit in hits]
+    emit(args, [o.model_dump() for o in outs], "\n".join(f"forgot {o.memory_id}" for o in outs) or "nothing matches.")

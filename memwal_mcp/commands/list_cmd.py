@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+import argparse
+
+from ..server import ListOut, list_text
+from ..service import MemoryService
+from .output import add_json_flag, emit
+
+NAME = "list"
+HELP = "list memories, newest first"
+WORKER = False
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--namespace", default="*", help="one namespace, or '*' (default) for all")
+    parser.add_argument("--since", default=None, help="only memories from this ISO-8601 date or time on")
+    parser.add_argument("--limit", type=int, default=20)
+    parser.add_argument("--cursor", default=None, help="continue from a previous page")
+    add_json_flag(parser)
+
+
+async def run(service: MemoryService, args: argparse.Namespace) -> None:
+    out = ListOut.of(await service.list(service.settings.owner, args.namespace, args.cursor, args.limit, args.since))
+    emit(args, out.model_dump(), list_text(out))

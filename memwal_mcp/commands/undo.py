@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+import argparse
+
+from ..service import MemoryService
+from .output import add_json_flag, emit
+
+NAME = "undo"
+HELP = "restore a memory's previous body (and bring back what a merge folded in)"
+WORKER = True  # restored memories get their vectors before the command exits
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("memory_id")
+    add_json_flag(parser)
+
+
+async def run(service: MemoryService, args: argparse.Namespace) -> None:
+    outcome = await service.undo(service.settings.owner, args.memory_id)
+    text = f"{outcome.memory_id} is back to: {outcome.body}"
+    if outcome.restored:
+        text += "\nrestored: " + ", ".join(outcome.restored)
+    emit(args, {"memory_id": outcome.memory_id, "body": outcome.body, "restored": outcome.restored}, text)

@@ -1,0 +1,121 @@
+"""Forget and undo: the two operations that change history on purpose.
+
+Forget erases content -- the memory's body, its previous bodies, the text of every
+job that ended in it, and of memories a CONSOLIDATE folded into it -- and leaves a
+tombstone. With secure_delete on (connection.py) and FTS5's secure-delete option,
+the erased text does not linger in free pages or in the full-text index.
+Undo restores the body a memory had before its last change, as a new revision.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+
+from ..errors import InvalidInput, NotFound
+from ..normalize import norm_key
+from . import memories
+from .database import transaction
+
+
+def enable_fts_secure_delete(conn: sqlite3.Connection) -> bool:
+    """FTS5 removes deleted terms from its index at once (SQLite >= 3.44); False if unsupported."""
+    try:
+        conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1)")
+        return True
+    except Exception:  # older SQLite: forget() merges the index instead
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    memory_ids: tuple[str, ...]  # the memory and those folded into it
+    jobs: int
+
+
+def _folded_into(conn: sqlite3.Connection, memory_id: str) -> list[tuple[int, str]]:
+    """(rowid, id) of the memory and, recursively, of every memory retired into it."""
+    found: list[tuple[int, str]] = []
+    frontier = [memory_id]
+    while frontier:
+        marks = ",".join("?" * len(frontier))
+        rows = conn.execute(
+            f"SELECT rowid, id FROM memories WHERE id IN ({marks}) OR retired_into IN ({marks})",
+            (*frontier, *frontier),
+        ).fetchall()
+        known = {mid for _, mid in found}
+        fresh = [(rowid, mid) for rowid, mid in rows if mid not in known]
+        found.extend(fresh)
+        frontier = [mid for _, mid in fresh if mid not in frontier]
+    return found
+
+
+def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str, fts_secure: bool) -> Forgotten:
+    with transaction(conn):
+        row = conn.execute(
+            "SELECT namespace, status FROM memories WHERE owner = ? AND id = ?", (owner, memory_id)
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no memory with id {memory_id!r}")
+        namespace, status = row
+        if status == "forgotten":
+            jobs = conn.execute("SELECT jobs FROM forgotten WHERE memory_id = ?", (memory_id,)).fetchone()
+            return Forgotten((memory_id,), jobs[0] if jobs else 0)
+        targets = _folded_into(conn, memory_id)
+        ids = [mid for _, mid in targets]
+        rowids = [rowid for rowid, _ in targets]
+        id_marks = ",".join("?" * len(ids))
+        row_marks = ",".join("?" * len(rowids))
+        now = time.time()
+        jobs = conn.execute(
+            f"UPDATE remember_jobs SET text = '', decision = 'forgotten', error = NULL, updated_at = ?"
+            f" WHERE owner = ? AND memory_id IN ({id_marks})",
+            (now, owner, *ids),
+        ).rowcount
+        conn.execute(f"DELETE FROM memory_revisions WHERE memory_rowid IN ({row_marks})", rowids)
+        conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({row_marks})", rowids)
+        if memories.vector_model(conn) is not None:
+            conn.execute(f"DELETE FROM {memories.VECTOR_TABLE} WHERE rowid IN ({row_marks})", rowids)
+        conn.execute(
+            f"UPDATE memories SET body = '', norm_key = '', status = 'forgotten', vector_model = NULL,"
+            f" updated_at = ? WHERE rowid IN ({row_marks})",
+            (now, *rowids),
+        )
+        conn.executemany(
+            "INSERT OR REPLACE INTO forgotten (memory_id, owner, namespace, jobs, forgotten_at) VALUES (?, ?, ?, ?, ?)",
+            [(mid, owner, namespace, jobs if mid == memory_id else 0, now) for mid in ids],
+        )
+        if not fts_secure:
+            conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+    return Forgotten(tuple(ids), jobs)
+
+
+def undo_last_change(conn: sqlite3.Connection, owner: str, memory_id: str) -> tuple[str, list[str]]:
+    """Restore the body before the last change as a new revision; un-retire what that change folded in.
+
+    Returns (restored body, ids of memories brought back). Restored memories get their vectors
+    from the curation worker's backlog pass; recall scores them directly until then.
+    """
+    with transaction(conn):
+        found = memories.memory_by_id(conn, owner, memory_id)
+        if found is None:
+            raise NotFound(f"no memory with id {memory_id!r}")
+        row, status, _ = found
+        if status != "live":
+            raise InvalidInput(f"memory {memory_id!r} is {status}; only a live memory can be undone")
+        history = memories.revisions(conn, row.rowid)
+        if not history:
+            raise InvalidInput(f"memory {memory_id!r} has no change to undo")
+        # The newest previous body comes back; undoing an undo therefore redoes.
+        undoable = history[0]
+        memories.replace_body(
+            conn, rowid=row.rowid, lane=row.lane, body=undoable.body, key=norm_key(undoable.body),
+            vector=None, model_id=None, decision="undone", job_id=undoable.job_id, llm_model=None,
+            guard=None, merged_ids=(), now=time.time(),
+        )
+        restored: list[str] = []
+        for retired_id in (undoable.merged_ids or "").split(","):
+            if retired_id and memories.unretire(conn, owner, retired_id, memory_id):
+                restored.append(retired_id)
+    return undoable.body, restored
