@@ -1,0 +1,5 @@
+"""Benchmarks for memwal-mcp: figures printed by hand-run scripts, not timed tests.
+
+`python -m benchmarks.retrieval --data FILE.jsonl` measures retrieval quality
+(recall@k, nDCG@k) and recall latency through the real remember and recall paths.
+"""

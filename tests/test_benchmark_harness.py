@@ -1,0 +1,224 @@
+"""The retrieval benchmark harness: metric functions by hand, and main() on a tiny dataset.
+
+The harness runs the real remember path (jobs, curation worker) and the real recall
+path over a real SQLite file, with the session's real embedding model.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmarks import retrieval
+from benchmarks.dataset import load_dataset
+from benchmarks.metrics import ndcg_at_k, percentile, recall_at_k
+from memwal_mcp.embedding import FastEmbedEmbedder
+
+ROOT = Path(__file__).resolve().parents[1]
+INV_LOG2_3 = 1 / math.log2(3)  # discount at rank 2
+
+# --- metrics ------------------------------------------------------------------------------
+
+
+def test_recall_at_k_by_hand() -> None:
+    ranked = ["a", "x", "b", "y"]
+    assert recall_at_k(ranked, ["a", "b"], 1) == 0.5
+    assert recall_at_k(ranked, ["a", "b"], 2) == 0.5
+    assert recall_at_k(ranked, ["a", "b"], 3) == 1.0
+    assert recall_at_k(ranked, ["b", "z"], 10) == 0.5  # never returned: stays missing
+    assert recall_at_k(ranked, ["a", "a", "b"], 1) == 0.5  # repeated evidence counts once
+    assert recall_at_k([], ["a"], 5) == 0.0
+
+
+def test_recall_at_k_resolves_dataset_ids_to_facts() -> None:
+    # m1 and m2 were folded into one fact F1; m3's job failed (resolves to None).
+    resolve = {"m1": "F1", "m2": "F1", "m3": None, "m4": "F4"}
+    assert recall_at_k(["F1", "F9"], ["m1", "m2", "m3"], 1, resolve) == pytest.approx(2 / 3)
+    assert recall_at_k(["F9", "F4"], ["m4"], 1, resolve) == 0.0
+    assert recall_at_k(["F9", "F4"], ["m4"], 2, resolve) == 1.0
+    assert recall_at_k(["F1"], ["m1"], 1, resolve.get) == 1.0  # a callable works too
+
+
+def test_ndcg_at_k_by_hand() -> None:
+    # Relevant at ranks 1 and 3: DCG = 1 + 1/log2(4) = 1.5; IDCG = 1 + 1/log2(3).
+    assert ndcg_at_k(["a", "x", "b"], ["a", "b"], 3) == pytest.approx(1.5 / (1 + INV_LOG2_3))
+    assert ndcg_at_k(["a", "x", "b"], ["a", "b"], 3) == pytest.approx(0.919720, abs=1e-6)
+    # At k=1 the ideal list holds one relevant item.
+    assert ndcg_at_k(["a", "x", "b"], ["a", "b"], 1) == 1.0
+    assert ndcg_at_k(["x", "a"], ["a"], 1) == 0.0
+    assert ndcg_at_k(["x", "a"], ["a"], 2) == pytest.approx(INV_LOG2_3)
+    assert ndcg_at_k(["b", "a"], ["a", "b"], 2) == pytest.approx(1.0)
+    assert ndcg_at_k([], ["a"], 3) == 0.0
+    # A relevant item repeated in the ranking earns its gain once.
+    assert ndcg_at_k(["a", "a"], ["a", "b"], 2) == pytest.approx(1 / (1 + INV_LOG2_3))
+
+
+def test_ndcg_at_k_with_folded_and_missing_evidence() -> None:
+    resolve = {"m1": "F1", "m2": "F1", "m3": None}
+    # m1 and m2 are one fact: the ideal list holds one item, found at rank 1.
+    assert ndcg_at_k(["F1", "F9"], ["m1", "m2"], 5, resolve) == 1.0
+    # m3 was never stored: it still counts as a relevant fact the ranking lacks.
+    assert ndcg_at_k(["F1"], ["m1", "m3"], 2, resolve) == pytest.approx(1 / (1 + INV_LOG2_3))
+
+
+def test_metrics_reject_nonsense() -> None:
+    with pytest.raises(ValueError):
+        recall_at_k(["a"], [], 1)
+    with pytest.raises(ValueError):
+        ndcg_at_k(["a"], ["a"], 0)
+
+
+def test_percentile_matches_numpy() -> None:
+    samples = [5.0, 1.0, 9.0, 3.0, 7.0, 2.0, 30.0]
+    for q in (0, 50, 95, 100):
+        assert percentile(samples, q) == pytest.approx(float(np.percentile(samples, q)))
+    assert percentile([1, 2, 3, 4], 50) == 2.5
+    assert percentile([10.0], 95) == 10.0
+    assert math.isnan(percentile([], 50))
+
+
+# --- arguments -------------------------------------------------------------------------------
+
+
+def test_arguments_accept_lists_and_repeats() -> None:
+    args = retrieval.parse_args(
+        ["--data", "x.jsonl", "--k", "10,1", "--k", "5", "--mode", "lexical,hybrid", "--mode", "dense"]
+    )
+    assert args.ks == [1, 5, 10]
+    assert args.modes == ["lexical", "hybrid", "dense"]
+    defaults = retrieval.parse_args(["--data", "x.jsonl"])
+    assert defaults.ks == [1, 5, 10, 25] and defaults.modes == ["dense", "lexical", "hybrid"]
+    assert defaults.curation == "off"
+    with pytest.raises(SystemExit):
+        retrieval.parse_args(["--data", "x.jsonl", "--mode", "sparse"])
+    with pytest.raises(SystemExit):
+        retrieval.parse_args(["--data", "x.jsonl", "--k", "0"])
+
+
+# --- the harness end to end ----------------------------------------------------------------------
+
+TINY = [
+    {"type": "memory", "id": "m1", "owner": "o1", "text": "The staging database listens on port 5433",
+     "occurred_at": "2024-05-01T09:00:00Z"},
+    {"type": "memory", "id": "m2", "owner": "o1", "text": "Priya adopted a corgi named Biscuit in April"},
+    {"type": "memory", "id": "m3", "owner": "o1", "text": "The team deploys on Tuesdays and Thursdays"},
+    {"type": "memory", "id": "m4", "owner": "o1", "text": "Lucía plays the violin"},
+    {"type": "memory", "id": "m5", "owner": "o1", "text": "lucía  plays the VIOLIN"},  # same normalized text as m4
+    {"type": "memory", "id": "m6", "owner": "o2", "text": "User prefers dark roast coffee"},
+    {"type": "memory", "id": "m7", "owner": "o2", "text": "User does NOT want emails on weekends"},
+    {"type": "memory", "id": "m8", "owner": "o2", "text": "The NAS lives at 192.168.1.41", "namespace": "home"},
+    # Each query's first evidence is an exact copy of the query: rank 1 by cosine similarity.
+    {"type": "query", "id": "exact", "owner": "o1", "query": "The staging database listens on port 5433",
+     "evidence": ["m1"]},
+    {"type": "query", "id": "half", "owner": "o1", "query": "Priya adopted a corgi named Biscuit in April",
+     "evidence": ["m2", "m3"]},
+    {"type": "query", "id": "dup", "owner": "o1", "query": "Lucía plays the violin", "evidence": ["m4", "m5"]},
+    {"type": "query", "id": "ns", "owner": "o2", "query": "The NAS lives at 192.168.1.41", "evidence": ["m8"]},
+    # Evidence of another owner can never be found: the query is dropped, not scored.
+    {"type": "query", "id": "wall", "owner": "o2", "query": "Lucía plays the violin", "evidence": ["m4"]},
+]
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.jsonl"
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in TINY), encoding="utf-8")
+    return path
+
+
+def _run(tmp_path: Path, data: Path, embedder: FastEmbedEmbedder, *extra: str) -> dict:
+    out = tmp_path / f"result-{len(list(tmp_path.glob('result-*')))}.json"
+    argv = ["--data", str(data), "--k", "1,10", "--json-out", str(out), "--per-query", *extra]
+    code = retrieval.main(argv, embedder=embedder, configure_logging=False)
+    assert code == 0
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_harness_scores_known_answers_in_dense_mode(
+    tiny: Path, tmp_path: Path, embedder: FastEmbedEmbedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = _run(tmp_path, tiny, embedder, "--mode", "dense")
+    stdout = capsys.readouterr().out
+
+    assert report["memories"] == 8 and report["owners"] == 2 and report["queries"] == 4
+    assert report["load"]["jobs"] == 8 and report["load"]["failed"] == 0
+    # m4 and m5 are one fact (collapsed on read with curation off).
+    assert report["load"]["distinct_facts"] == 7
+    rows = {row["id"]: row for row in report["per_query"]["dense"]}
+    assert set(rows) == {"exact", "half", "dup", "ns"}
+
+    assert rows["exact"]["evidence_rank"] == {"m1": 1}
+    assert rows["exact"]["recall@1"] == 1.0 and rows["exact"]["ndcg@1"] == 1.0
+    # Two evidence items, one of them the query itself: half found at k=1, all at k=10 (4 facts in o1).
+    half = rows["half"]
+    assert half["evidence_rank"]["m2"] == 1
+    assert half["recall@1"] == 0.5 and half["recall@10"] == 1.0 and half["ndcg@1"] == 1.0
+    other = half["evidence_rank"]["m3"]
+    assert 2 <= other <= 4
+    assert half["ndcg@10"] == pytest.approx((1 + 1 / math.log2(other + 1)) / (1 + INV_LOG2_3), abs=1e-4)
+    # Both copies of the collapsed fact are credited by the one hit that stands for them.
+    assert rows["dup"]["evidence_rank"] == {"m4": 1, "m5": 1}
+    assert rows["dup"]["recall@1"] == 1.0 and rows["dup"]["ndcg@1"] == 1.0
+    # No namespace on the query: the harness searches the evidence's namespace.
+    assert rows["ns"]["evidence_rank"] == {"m8": 1}
+
+    dense = report["results"]["dense"]
+    assert dense["queries"] == 4
+    assert dense["recall@1"] == pytest.approx((1 + 0.5 + 1 + 1) / 4)
+    assert dense["recall@10"] == 1.0
+    assert dense["ndcg@1"] == 1.0
+    assert dense["latency_ms"]["p50"] > 0 and dense["latency_ms"]["p95"] >= dense["latency_ms"]["p50"]
+
+    # The table is on stdout, the JSON went to the file only.
+    assert "R@1" in stdout and "nDCG@10" in stdout and "p95 ms" in stdout
+    assert "\ndense " in stdout
+    assert '"results"' not in stdout
+
+
+def test_harness_with_curation_on_and_every_mode(tiny: Path, tmp_path: Path, embedder: FastEmbedEmbedder) -> None:
+    report = _run(tmp_path, tiny, embedder, "--curation", "on")
+
+    assert report["curation"] == "on"
+    assert report["modes"] == ["dense", "lexical", "hybrid"]
+    assert set(report["results"]) == {"dense", "lexical", "hybrid"}
+    # With curation on, m5 is folded into m4's memory at write time.
+    assert report["load"]["decisions"].get("occurrence") == 1
+    assert report["load"]["distinct_facts"] == 7
+    dense = {row["id"]: row for row in report["per_query"]["dense"]}
+    assert dense["dup"]["evidence_rank"] == {"m4": 1, "m5": 1}
+    assert report["results"]["dense"]["recall@1"] == pytest.approx(0.875)
+    for mode in ("lexical", "hybrid"):
+        summary = report["results"][mode]
+        assert summary["queries"] == 4
+        assert 0.0 <= summary["recall@1"] <= summary["recall@10"] <= 1.0
+        assert 0.0 <= summary["ndcg@1"] <= 1.0
+
+
+# --- the committed development set ---------------------------------------------------------------
+
+
+def test_dev_dataset_is_built_by_make_dev_and_big_enough() -> None:
+    spec = importlib.util.spec_from_file_location("make_dev", ROOT / "benchmarks" / "data" / "make_dev.py")
+    assert spec is not None and spec.loader is not None
+    make_dev = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = make_dev  # dataclasses look their module up while the file runs
+    try:
+        spec.loader.exec_module(make_dev)
+    finally:
+        del sys.modules[spec.name]
+    committed = (ROOT / "benchmarks" / "data" / "dev.jsonl").read_text(encoding="utf-8")
+    assert committed == make_dev.render(), "dev.jsonl is stale: run python benchmarks/data/make_dev.py"
+
+    dataset = load_dataset(ROOT / "benchmarks" / "data" / "dev.jsonl")
+    raw_queries = sum(1 for line in committed.splitlines() if '"type": "query"' in line)
+    assert len(dataset.queries) == raw_queries  # every query's evidence exists, with the right owner
+    assert len(dataset.memories) >= 300 and len(dataset.queries) >= 100 and len(dataset.owners) >= 4
+    turns = [m for m in dataset.memories if " said, \"" in m.text]
+    assert len(turns) / len(dataset.memories) >= 0.5
+    assert all(m.occurred_at for m in turns)
