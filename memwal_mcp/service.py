@@ -188,6 +188,7 @@ class MemoryService:
         embedder = await self.embedder.get()
         recall = self.settings.recall
         params = SearchParams(
+            owner=owner,
             query=text,
             limit=count,
             min_score=floor,

@@ -205,6 +205,12 @@ def knn(conn: sqlite3.Connection, lane: int, query: np.ndarray, k: int) -> list[
     return [(rowid, 1.0 - distance) for rowid, distance in rows]
 
 
+def average_length(conn: sqlite3.Connection, owner: str) -> float:
+    """Mean body length (characters) of the owner's live memories; 0 when there are none."""
+    row = conn.execute("SELECT live_count, live_chars FROM owner_text_stats WHERE owner = ?", (owner,)).fetchone()
+    return row[1] / row[0] if row and row[0] > 0 else 0.0
+
+
 def vectors_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, np.ndarray]:
     if not rowids or vector_model(conn) is None:
         return {}
