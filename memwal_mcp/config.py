@@ -93,11 +93,30 @@ class LimitSettings(BaseModel):
     max_query_bytes: int = Field(4096, ge=16, le=1024 * 1024, description="Largest recall query, UTF-8 bytes.")
 
 
+class TokenSettings(BaseModel):
+    hash: str = Field(description="'sha256:' + hex SHA-256 of the token (memwal-mcp token hash TOKEN prints it).")
+    owner: str = Field(min_length=1, max_length=128, description="Whose memory the token acts for.")
+    scopes: list[Literal["read", "write"]] = Field(
+        default_factory=lambda: ["read", "write"], description="read: recall/status/history/list; write: remember/forget."
+    )
+
+
+class AuthSettings(BaseModel):
+    tokens: list[TokenSettings] = Field(
+        default_factory=list, description="Tokens from config, besides those made with `memwal-mcp token create`."
+    )
+    rate_per_minute: int = Field(600, ge=1, le=1_000_000, description="Tool calls per minute per token (HTTP).")
+    burst: int = Field(60, ge=1, le=100_000, description="Calls a token may make at once before the rate applies.")
+
+
 class ServerSettings(BaseModel):
     transport: Literal["stdio", "sse", "http"] = Field("stdio", description="stdio, sse or http (streamable HTTP).")
     host: str = Field("127.0.0.1", description="Bind address for sse/http.")
     port: int = Field(8765, ge=1, le=65535, description="Port for sse/http.")
     worker: bool = Field(True, description="Run the curation worker in this process.")
+    insecure_no_auth: bool = Field(
+        False, description="Allow sse/http on a non-loopback address without tokens (everyone acts as `owner`)."
+    )
 
 
 class Settings(BaseSettings):
@@ -118,6 +137,7 @@ class Settings(BaseSettings):
     recall: RecallSettings = Field(default_factory=RecallSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -5,6 +5,7 @@
     │   └── IdempotencyKeyReused
     ├── NotFound                no such job or memory for this owner
     ├── StoreUnavailable        SQLite cannot be opened with sqlite-vec
+    ├── UnsafeConfiguration     refusing to start as configured (e.g. open HTTP without tokens)
     └── EmbeddingError          the model cannot load, or does not fit the database
 """
 
@@ -27,6 +28,10 @@ class NotFound(MemwalError):
 
 class StoreUnavailable(MemwalError):
     """The database cannot be opened with the extensions memwal-mcp needs."""
+
+
+class UnsafeConfiguration(MemwalError):
+    """The server would start in a way that exposes memories; it refuses."""
 
 
 class EmbeddingError(MemwalError):

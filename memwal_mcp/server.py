@@ -10,6 +10,9 @@ import logging
 from datetime import datetime, timezone
 from typing import Annotated, Literal
 
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -17,6 +20,8 @@ from pydantic import BaseModel, Field
 
 from . import __version__
 from .errors import MemwalError
+from .ratelimit import RateLimiter
+from .tokens import Principal, TokenRegistry
 from .records import ForgetOutcome, History, Hit, Job, MemoryPage, RecallResult
 from .recall.format import recall_text
 from .service import MemoryService
@@ -245,9 +250,57 @@ def job_line(job: JobOut) -> str:
 # --- the server ----------------------------------------------------------------
 
 
-def build_server(service: MemoryService, owner: str) -> MCPServer:
-    """An MCPServer whose tools act for `owner` (stdio: the configured owner)."""
-    server = MCPServer(name="memwal", instructions=INSTRUCTIONS, version=__version__)
+class _TokenVerifier:
+    """The SDK's bearer-token hook: a token resolves to its owner and scopes, or to nothing (401)."""
+
+    def __init__(self, registry: TokenRegistry) -> None:
+        self._registry = registry
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        principal = await self._registry.resolve(token)
+        if principal is None:
+            return None
+        return AccessToken(
+            token=principal.token_hash or "",  # the hash: the token itself is not kept anywhere
+            client_id=principal.owner,
+            scopes=sorted(principal.scopes),
+            subject=principal.owner,
+        )
+
+
+def build_server(
+    service: MemoryService,
+    owner: str,
+    *,
+    registry: TokenRegistry | None = None,
+    public_url: str | None = None,
+    limiter: RateLimiter | None = None,
+) -> MCPServer:
+    """An MCPServer whose tools act for the caller's token owner, or for `owner` when
+    there is no token (stdio, or a loopback HTTP server without tokens)."""
+    auth: dict = {}
+    if registry is not None:
+        url = public_url or "http://127.0.0.1"
+        auth = {
+            "token_verifier": _TokenVerifier(registry),
+            "auth": AuthSettings(issuer_url=url, resource_server_url=url, validate_token_resource=False),
+        }
+    server = MCPServer(name="memwal", instructions=INSTRUCTIONS, version=__version__, **auth)
+
+    def caller(scope: str, tool: str) -> str:
+        """The owner this call acts for, after the scope and rate checks."""
+        access = get_access_token()
+        if access is None:
+            principal = Principal(owner, frozenset({"read", "write"}), None)
+        else:
+            principal = Principal(access.subject or access.client_id, frozenset(access.scopes), access.token)
+        if scope not in principal.scopes:
+            raise ToolError(f"this token lacks the '{scope}' scope that {tool} needs")
+        if limiter is not None and principal.token_hash:
+            wait = limiter.take(principal.token_hash)
+            if wait > 0:
+                raise ToolError(f"rate limit exceeded (HTTP 429): retry after {wait:.1f} s")
+        return principal.owner
 
     async def call(coro):
         try:
@@ -275,7 +328,7 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         duplicates) runs in the background, and recall sees the fact immediately.
         Remember preferences, decisions, constraints, corrections and configuration values;
         never secrets. With an idempotency_key, retries return the same job."""
-        outcome = await call(service.remember(owner, text, namespace, idempotency_key, wait_ms, occurred_at))
+        outcome = await call(service.remember(caller("write", "memwal_remember"), text, namespace, idempotency_key, wait_ms, occurred_at))
         out = RememberOut(**JobOut.of(outcome.job).model_dump(), replayed=outcome.replayed)
         prefix = "Already remembered (same idempotency key): " if outcome.replayed else "Remembered: "
         return _reply(prefix + job_line(out), out)
@@ -291,7 +344,7 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
     ) -> Annotated[CallToolResult, StatusOut]:
         """Report what curation did with remember jobs: queued, done (decision and memory id),
         or failed (with the error)."""
-        jobs = await call(service.status(owner, job_ids, wait_ms))
+        jobs = await call(service.status(caller("read", "memwal_remember_status"), job_ids, wait_ms))
         out = StatusOut(jobs=[JobOut.of(job) for job in jobs])
         return _reply("\n".join(job_line(job) for job in out.jobs), out)
 
@@ -312,7 +365,7 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         """Find remembered facts relevant to a query, best first. Identical copies of a fact
         are collapsed into one hit with a note saying how many were folded, and the reply
         still holds `limit` distinct facts when that many exist."""
-        result = await call(service.recall(owner, query, limit, namespace, min_score, since, until, prefer_recent))
+        result = await call(service.recall(caller("read", "memwal_recall"), query, limit, namespace, min_score, since, until, prefer_recent))
         return _reply(recall_text(result), RecallOut.of(result))
 
     @server.tool(
@@ -326,7 +379,7 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         """Show how a memory came to be: its previous bodies (revisions, with the decision,
         LLM model and MergeGuard outcome that replaced each) and the remember jobs folded
         into it, newest first."""
-        out = HistoryOut.of(await call(service.history(owner, memory_id)))
+        out = HistoryOut.of(await call(service.history(caller("read", "memwal_history"), memory_id)))
         return _reply(history_text(out), out)
 
     @server.tool(
@@ -340,7 +393,7 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         """Permanently erase a memory: its text, its previous versions and the remember
         requests it came from. Use when the user asks you to forget something or a stored
         fact is wrong. A tombstone records that (and when) it was forgotten."""
-        out = ForgetOut.of(await call(service.forget(owner, memory_id)))
+        out = ForgetOut.of(await call(service.forget(caller("write", "memwal_forget"), memory_id)))
         return _reply(f"Forgot {out.memory_id} ({len(out.erased_memories)} memories, {out.erased_jobs} jobs erased).", out)
 
     @server.tool(
@@ -355,7 +408,7 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
     ) -> Annotated[CallToolResult, ListOut]:
         """List what is remembered, newest first, a page at a time. Use for questions like
         "what do you remember about me?"."""
-        out = ListOut.of(await call(service.list(owner, namespace, cursor, limit)))
+        out = ListOut.of(await call(service.list(caller("read", "memwal_list"), namespace, cursor, limit)))
         return _reply(list_text(out), out)
 
     return server

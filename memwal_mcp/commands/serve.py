@@ -1,10 +1,15 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import logging
 import sys
 
 from .. import __version__
 from ..config import Settings
+from ..errors import UnsafeConfiguration
+
+log = logging.getLogger(__name__)
 
 NAME = "serve"
 HELP = "serve MCP over stdio (the default), SSE or streamable HTTP"
@@ -28,18 +33,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default=argparse.SUPPRESS, help="bind address for sse/http (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=argparse.SUPPRESS, help="port for sse/http (default 8765)")
     parser.add_argument("--no-worker", action="store_true", help="do not run the curation worker in this process")
+    parser.add_argument(
+        "--insecure-no-auth",
+        action="store_true",
+        help="allow sse/http on a non-loopback address without tokens (everyone acts as the configured owner)",
+    )
 
 
 def settings_overrides(args: argparse.Namespace) -> dict:
     server = {key: getattr(args, key) for key in ("transport", "host", "port") if key in args}
     if getattr(args, "no_worker", False):
         server["worker"] = False
+    if getattr(args, "insecure_no_auth", False):
+        server["insecure_no_auth"] = True
     return {"server": server} if server else {}
 
 
 async def serve(settings: Settings) -> None:
+    from ..ratelimit import RateLimiter
     from ..server import build_server
     from ..service import MemoryService
+    from ..tokens import TokenRegistry
 
     transport = settings.server.transport
     if transport == "stdio":
@@ -50,10 +64,38 @@ async def serve(settings: Settings) -> None:
             sys.stderr.write(CLIENT_HINT.format(version=__version__, db=settings.db_path))
     service = MemoryService(settings)
     async with service.running(worker=settings.server.worker):
-        server = build_server(service, settings.owner)
         if transport == "stdio":
-            await server.run_stdio_async()
-        elif transport == "sse":
-            await server.run_sse_async(host=settings.server.host, port=settings.server.port)
+            await build_server(service, settings.owner).run_stdio_async()
+            return
+        host, port = settings.server.host, settings.server.port
+        registry = TokenRegistry(settings.auth, service.db)
+        secured = await registry.any_configured()
+        if not secured and not _is_loopback(host) and not settings.server.insecure_no_auth:
+            raise UnsafeConfiguration(
+                f"refusing to serve {transport} on {host} without bearer tokens: anyone who can reach it could "
+                "read and change the memories. Create one with `memwal-mcp token create --owner NAME`, "
+                "bind to 127.0.0.1, or pass --insecure-no-auth"
+            )
+        if not secured:
+            log.warning("serving %s on %s:%d without authentication; every caller acts as %r",
+                        transport, host, port, settings.owner)
+        server = build_server(
+            service,
+            settings.owner,
+            registry=registry if secured else None,
+            public_url=f"http://{host}:{port}",
+            limiter=RateLimiter(settings.auth.rate_per_minute, settings.auth.burst),
+        )
+        if transport == "sse":
+            await server.run_sse_async(host=host, port=port)
         else:
-            await server.run_streamable_http_async(host=settings.server.host, port=settings.server.port)
+            await server.run_streamable_http_async(host=host, port=port)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import asdict
+from datetime import datetime, timezone
+
+from ..service import MemoryService
+from ..store import tokens as token_store
+from ..tokens import hash_token, new_token, parse_scopes
+from .output import add_json_flag, emit
+
+NAME = "token"
+HELP = "bearer tokens for the HTTP transports: create, list, revoke, hash"
+WORKER = False
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="token_action", metavar="ACTION", required=True)
+    create = actions.add_parser("create", help="make a token; it is printed once, only its hash is stored")
+    create.add_argument("--owner", dest="token_owner", required=True, help="whose memory the token acts for")
+    create.add_argument("--scope", default="read,write", help="read, write or read,write (default)")
+    create.add_argument("--label", default=None, help="a note to recognise it by")
+    add_json_flag(create)
+    listing = actions.add_parser("list", help="tokens in the database (hashes, owners, scopes)")
+    add_json_flag(listing)
+    revoke = actions.add_parser("revoke", help="revoke tokens by hash (a prefix is enough)")
+    revoke.add_argument("hash_prefix")
+    digest = actions.add_parser("hash", help="print the hash of a token (for [[auth.tokens]] in the config)")
+    digest.add_argument("token")
+
+
+async def run(service: MemoryService, args: argparse.Namespace) -> None:
+    if args.token_action == "create":
+        scopes = parse_scopes(args.scope)
+        token = new_token()
+        digest = hash_token(token)
+        await service.db.write(token_store.insert_token, digest, args.token_owner, scopes, args.label)
+        emit(args, {"token": token, "hash": digest, "owner": args.token_owner, "scopes": list(scopes)}, token)
+        print(f"(owner {args.token_owner}, scopes {','.join(scopes)}; hash {digest}. "
+              "Save the token now: it is not shown again.)", file=sys.stderr)
+    elif args.token_action == "list":
+        rows = await service.db.read(token_store.list_tokens)
+        emit(args, [asdict(row) for row in rows],
+            "\n".join(
+                f"{row.hash[:19]}  {row.owner:<16} {','.join(row.scopes):<10} "
+                f"{datetime.fromtimestamp(row.created_at, timezone.utc):%Y-%m-%d}"
+                f"{'  REVOKED' if row.revoked_at else ''}  {row.label or ''}".rstrip()
+                for row in rows
+            ) or "no tokens")
+    elif args.token_action == "revoke":
+        revoked = await service.db.write(token_store.revoke_tokens, args.hash_prefix)
+        print("\n".join(f"revoked {h}" for h in revoked) or "no active token has that hash")
+    else:
+        print(hash_token(args.token))

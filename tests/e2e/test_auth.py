@@ -1,0 +1,127 @@
+"""HTTP needs a key: bearer tokens map to owners and scopes; refusals happen before any tool runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from memwal_mcp.tokens import hash_token
+
+from .conftest import CALL_TIMEOUT_S, MEMWAL, PROTOCOL_VERSION, free_port, stop_process, tool_text, wait_for_port
+
+
+def _token(env: dict[str, str], owner: str, scope: str) -> str:
+    made = subprocess.run(
+        [str(MEMWAL), "token", "create", "--owner", owner, "--scope", scope],
+        env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert made.returncode == 0, made.stderr
+    token = made.stdout.strip()
+    assert token.startswith("mwk_") and token not in made.stderr
+    return token
+
+
+@pytest.fixture
+def secured(server_env, tmp_path: Path, db_path: Path) -> Iterator[tuple[str, dict[str, str], str]]:
+    """A streamable-HTTP server with tokens for alice (read,write), bob (read,write) and a read-only reader;
+    bob's token comes from the config (env), the others from `memwal-mcp token create`."""
+    bob = "mwk_bob-from-config-0123456789"
+    env = server_env(
+        MEMWAL_AUTH__TOKENS=json.dumps([{"hash": hash_token(bob), "owner": "bob", "scopes": ["read", "write"]}]),
+        MEMWAL_AUTH__BURST="5",
+        MEMWAL_AUTH__RATE_PER_MINUTE="6",
+    )
+    tokens = {"alice": _token(env, "alice", "read,write"), "reader": _token(env, "alice", "read"), "bob": bob}
+    port = free_port()
+    log = tmp_path / "auth-server.log"
+    with log.open("wb") as stderr:
+        proc = subprocess.Popen(
+            [str(MEMWAL), "serve", "--transport", "http", "--port", str(port)],
+            env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+        )
+    try:
+        wait_for_port(port, proc, log)
+        yield f"http://127.0.0.1:{port}/mcp", tokens, str(log)
+    finally:
+        stop_process(proc)
+
+
+def _session(url: str, token: str):
+    client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=CALL_TIMEOUT_S)
+    return client, streamable_http_client(url, http_client=client)
+
+
+async def _call(url: str, token: str, *calls: tuple[str, dict]) -> list:
+    client, transport = _session(url, token)
+    results = []
+    async with client, transport as (read, write):
+        async with ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session:
+            await session.initialize()
+            for name, arguments in calls:
+                results.append(await session.call_tool(name, arguments))
+    return results
+
+
+async def test_no_token_and_a_wrong_token_get_401_before_any_tool_runs(secured):
+    url, _, _ = secured
+    initialize = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    async with httpx2.AsyncClient(timeout=CALL_TIMEOUT_S) as client:
+        missing = await client.post(url, json=initialize, headers=headers)
+        wrong = await client.post(url, json=initialize, headers={**headers, "Authorization": "Bearer mwk_nope"})
+    assert missing.status_code == 401 and wrong.status_code == 401
+    assert "bearer" in missing.headers.get("www-authenticate", "").lower()
+
+
+async def test_tokens_act_for_their_owner_and_scopes_are_enforced(secured):
+    url, tokens, _ = secured
+    with anyio.fail_after(90):
+        (alice_says,) = await _call(url, tokens["alice"], ("memwal_remember", {"text": "Alice's locker code is 4417", "wait_ms": 15000}))
+        assert not alice_says.is_error, tool_text(alice_says)
+        (bob_says,) = await _call(url, tokens["bob"], ("memwal_remember", {"text": "Bob parks on level 2", "wait_ms": 15000}))
+        assert not bob_says.is_error, tool_text(bob_says)
+
+        reader_recall, reader_remember = await _call(
+            url, tokens["reader"],
+            ("memwal_recall", {"query": "locker code", "limit": 5}),
+            ("memwal_remember", {"text": "The reader tries to write"}),
+        )
+        assert [h["text"] for h in reader_recall.structured_content["hits"]] == ["Alice's locker code is 4417"]
+        assert reader_remember.is_error and "'write' scope" in tool_text(reader_remember)
+
+        (bob_recall,) = await _call(url, tokens["bob"], ("memwal_recall", {"query": "locker code", "limit": 5}))
+        assert [h["text"] for h in bob_recall.structured_content["hits"]] == ["Bob parks on level 2"]
+        alice_job = alice_says.structured_content["job_id"]
+        (bob_status,) = await _call(url, tokens["bob"], ("memwal_remember_status", {"job_ids": [alice_job]}))
+        assert bob_status.is_error and "no job with id" in tool_text(bob_status)
+
+
+async def test_a_token_over_its_rate_gets_a_retry_after_error(secured):
+    url, tokens, _ = secured
+    with anyio.fail_after(60):
+        results = await _call(url, tokens["bob"], *[("memwal_recall", {"query": "anything"})] * 7)
+    limited = [r for r in results if r.is_error]
+    assert limited, "burst 5 at 6/min: the 7 quick calls cannot all pass"
+    assert all("retry after" in tool_text(r) and "429" in tool_text(r) for r in limited)
+    assert not results[0].is_error
+
+
+def test_a_non_loopback_server_without_tokens_refuses_to_start(server_env, tmp_path: Path):
+    done = subprocess.run(
+        [str(MEMWAL), "serve", "--transport", "http", "--host", "0.0.0.0", "--port", str(free_port())],
+        env=server_env(), cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode != 0
+    assert "refusing to serve http on 0.0.0.0 without bearer tokens" in done.stderr
+    assert "token create" in done.stderr and "--insecure-no-auth" in done.stderr
