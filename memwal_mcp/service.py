@@ -11,7 +11,7 @@ import contextlib
 import logging
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -22,7 +22,7 @@ from .config import Settings
 from .curation.llm import make_decider
 from .curation.worker import CurationWorker
 from .embedding import Embedder, LazyEmbedder
-from .errors import IdempotencyKeyReused, InvalidInput, NotFound
+from .errors import EmbeddingError, IdempotencyKeyReused, InvalidInput, NotFound
 from .records import (
     ForgetOutcome,
     History,
@@ -37,7 +37,7 @@ from .records import (
 from .recall.search import SearchParams, search
 from .store import Database
 from .store import jobs as job_store
-from .store import lifecycle, memories
+from .store import lifecycle, memories, reindex
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +81,20 @@ class MemoryService:
         called from different tasks (test fixtures, server lifespans) safely.
         """
         await self.db.open()
+        await self._check_model()
         if worker:
             self._worker_task = asyncio.get_running_loop().create_task(self.worker.run(), name="memwal-curation")
+
+    async def _check_model(self) -> None:
+        """Say at start-up, not at the first failing search, that the model changed."""
+        stored = await self.db.read(memories.vector_model)
+        configured = self.settings.embedding.model
+        if stored is not None and self.settings.embedding.enabled and stored[0] != configured:
+            log.warning(
+                "this database's vectors were made by %r (%d dimensions) but the configured model is %r: "
+                "run `memwal-mcp reindex` to re-embed the memories with it, or configure %r again",
+                stored[0], stored[1], configured, stored[0],
+            )
 
     async def close(self) -> None:
         task, self._worker_task = self._worker_task, None
@@ -256,6 +268,32 @@ class MemoryService:
         ]
         more = len(rows) > count
         return MemoryPage(items, validation.make_cursor(rows[count - 1].created_at, rows[count - 1].rowid) if more else None)
+
+    # --- reindex -----------------------------------------------------------------
+
+    async def reindex(self, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> tuple[int, int]:
+        """Re-embed every live memory with the configured model; resumable. Returns (re-embedded, left to the worker).
+
+        Searches keep using the old vectors until the switch at the end.
+        """
+        embedder = await self.embedder.get()
+        if embedder is None:
+            raise EmbeddingError(str(self.embedder.error) if self.embedder.error else "embeddings are disabled (model 'none')")
+        state = await self.db.write(reindex.begin, embedder.model_id, embedder.dim)
+        total = await self.db.read(reindex.remaining, 0)
+        mark = state.last_rowid
+        done = total - await self.db.read(reindex.remaining, mark)
+        while rows := await self.db.read(reindex.next_batch, mark, batch_size):
+            vectors = await anyio.to_thread.run_sync(embedder.embed_documents, [body for _, _, body in rows])
+            mark = await self.db.write(
+                reindex.write_batch, state, [(rowid, lane, v) for (rowid, lane, _), v in zip(rows, vectors)]
+            )
+            done += len(rows)
+            if progress is not None:
+                progress(done, total)
+        result = await self.db.write(reindex.finish, state)
+        self.worker.wake()
+        return result
 
     # --- stats -----------------------------------------------------------------
 

@@ -75,8 +75,9 @@ def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str, fts_secu
         ).rowcount
         conn.execute(f"DELETE FROM memory_revisions WHERE memory_rowid IN ({row_marks})", rowids)
         conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({row_marks})", rowids)
-        if memories.vector_model(conn) is not None:
-            conn.execute(f"DELETE FROM {memories.VECTOR_TABLE} WHERE rowid IN ({row_marks})", rowids)
+        table = memories.vector_table(conn)
+        if table is not None:
+            conn.execute(f"DELETE FROM {table} WHERE rowid IN ({row_marks})", rowids)
         conn.execute(
             f"UPDATE memories SET body = '', norm_key = '', status = 'forgotten', vector_model = NULL,"
             f" updated_at = ? WHERE rowid IN ({row_marks})",

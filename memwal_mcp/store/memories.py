@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import EmbeddingError
 
+# The first vector table's name; `vector_table(conn)` gives the one in use.
 VECTOR_TABLE = "memory_vectors"
 
 
@@ -44,6 +45,19 @@ def vector_model(conn: sqlite3.Connection) -> tuple[str, int] | None:
     return (row[0], row[1]) if row else None
 
 
+def vector_table(conn: sqlite3.Connection) -> str | None:
+    """The vec0 table searches use (it changes when `memwal-mcp reindex` completes); None before any vector."""
+    row = conn.execute("SELECT vector_table FROM embedding_meta WHERE singleton = 1").fetchone()
+    return row[0] if row else None
+
+
+def create_vector_table(conn: sqlite3.Connection, name: str, dim: int) -> None:
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING vec0("
+        f" lane_id integer partition key, embedding float[{int(dim)}] distance_metric=cosine)"
+    )
+
+
 def ensure_vector_table(conn: sqlite3.Connection, model_id: str, dim: int) -> str | None:
     """Bind the database to a model's dimension on first use; refuse a different one.
 
@@ -59,10 +73,7 @@ def ensure_vector_table(conn: sqlite3.Connection, model_id: str, dim: int) -> st
                     "INSERT INTO embedding_meta (singleton, model_id, dim, created_at) VALUES (1, ?, ?, ?)",
                     (model_id, dim, time.time()),
                 )
-                conn.execute(
-                    f"CREATE VIRTUAL TABLE IF NOT EXISTS {VECTOR_TABLE} USING vec0("
-                    f" lane_id integer partition key, embedding float[{int(dim)}] distance_metric=cosine)"
-                )
+                create_vector_table(conn, VECTOR_TABLE, dim)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -73,8 +84,8 @@ def ensure_vector_table(conn: sqlite3.Connection, model_id: str, dim: int) -> st
     if stored_dim != dim:
         raise EmbeddingError(
             f"this database's vectors were built with {stored_model!r} ({stored_dim} dimensions); "
-            f"the configured model {model_id!r} has {dim}. Use the original model "
-            "(MEMWAL_EMBEDDING__MODEL) or start a new database (MEMWAL_DB_PATH)."
+            f"the configured model {model_id!r} has {dim}. Run `memwal-mcp reindex` to re-embed the memories "
+            "with it, or configure the original model (MEMWAL_EMBEDDING__MODEL)."
         )
     return stored_model if stored_model != model_id else None
 
@@ -134,10 +145,9 @@ def create_memory(
          occurred_at, created_at if created_at is not None else now, now),
     ).lastrowid
     conn.execute("INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (rowid, body))
-    if vector is not None:
-        conn.execute(
-            f"INSERT INTO {VECTOR_TABLE} (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, _blob(vector))
-        )
+    table = vector_table(conn) if vector is not None else None
+    if table is not None:
+        conn.execute(f"INSERT INTO {table} (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, _blob(vector)))
     return rowid, memory_id
 
 
@@ -178,8 +188,11 @@ def set_vectors(conn: sqlite3.Connection, items: Sequence[tuple[int, int, np.nda
     with_blobs = [(rowid, lane, _blob(vec)) for rowid, lane, vec in items]
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.executemany(f"DELETE FROM {VECTOR_TABLE} WHERE rowid = ?", [(r,) for r, _, _ in with_blobs])
-        conn.executemany(f"INSERT INTO {VECTOR_TABLE} (rowid, lane_id, embedding) VALUES (?, ?, ?)", with_blobs)
+        table = vector_table(conn)
+        if table is None:
+            raise EmbeddingError("no vector table yet: the model's dimension is not recorded")
+        conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(r,) for r, _, _ in with_blobs])
+        conn.executemany(f"INSERT INTO {table} (rowid, lane_id, embedding) VALUES (?, ?, ?)", with_blobs)
         conn.executemany(
             "UPDATE memories SET vector_model = ? WHERE rowid = ? AND status = 'live'",
             [(model_id, r) for r, _, _ in with_blobs],
@@ -195,10 +208,11 @@ def set_vectors(conn: sqlite3.Connection, items: Sequence[tuple[int, int, np.nda
 
 def knn(conn: sqlite3.Connection, lane: int, query: np.ndarray, k: int) -> list[tuple[int, float]]:
     """(rowid, cosine similarity) of the k nearest live memories in the lane, best first."""
-    if vector_model(conn) is None:
+    table = vector_table(conn)
+    if table is None:
         return []
     rows = conn.execute(
-        f"SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? AND lane_id = ?"
+        f"SELECT rowid, distance FROM {table} WHERE embedding MATCH ? AND k = ? AND lane_id = ?"
         " ORDER BY distance",
         (_blob(query), k, lane),
     ).fetchall()
@@ -212,10 +226,11 @@ def average_length(conn: sqlite3.Connection, owner: str) -> float:
 
 
 def vectors_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, np.ndarray]:
-    if not rowids or vector_model(conn) is None:
+    table = vector_table(conn)
+    if not rowids or table is None:
         return {}
     marks = ",".join("?" * len(rowids))
-    rows = conn.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE} WHERE rowid IN ({marks})", tuple(rowids))
+    rows = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})", tuple(rowids))
     return {rowid: np.frombuffer(blob, dtype=np.float32) for rowid, blob in rows}
 
 
@@ -288,12 +303,11 @@ def replace_body(
     )
     conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
     conn.execute("INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (rowid, body))
-    if vector_model(conn) is not None:
-        conn.execute(f"DELETE FROM {VECTOR_TABLE} WHERE rowid = ?", (rowid,))
-    if vector is not None:
-        conn.execute(
-            f"INSERT INTO {VECTOR_TABLE} (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, _blob(vector))
-        )
+    table = vector_table(conn)
+    if table is not None:
+        conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+        if vector is not None:
+            conn.execute(f"INSERT INTO {table} (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, _blob(vector)))
 
 
 def retire(conn: sqlite3.Connection, rowid: int, into_id: str, now: float) -> None:
@@ -303,8 +317,9 @@ def retire(conn: sqlite3.Connection, rowid: int, into_id: str, now: float) -> No
         (into_id, now, rowid),
     )
     conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
-    if vector_model(conn) is not None:
-        conn.execute(f"DELETE FROM {VECTOR_TABLE} WHERE rowid = ?", (rowid,))
+    table = vector_table(conn)
+    if table is not None:
+        conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
 
 
 def memory_by_id(conn: sqlite3.Connection, owner: str, memory_id: str) -> tuple[MemoryRow, str, str | None] | None:
