@@ -93,23 +93,29 @@ class Database:
         return await conn._execute(lambda: fn(conn._conn, *args))  # noqa: SLF001
 
     async def write(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run `fn(conn, *args)` on the writer; retry with jitter while other processes hold the lock."""
+        """Run `fn(conn, *args)` on the writer connection."""
+        return await self._retrying(self._writer, fn, args)
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run `fn(conn, *args)` on the reader connection (WAL: never waits for the writer)."""
+        return await self._retrying(self._reader, fn, args)
+
+    async def _retrying(self, conn: aiosqlite.Connection | None, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        """Retry with jittered backoff while another process holds a lock, up to a deadline;
+        then a clear error -- never a bare "database is locked" to the caller."""
         deadline = time.monotonic() + WRITE_DEADLINE_S
         delay = 0.02
         while True:
             try:
-                return await self._run(self._writer, fn, args)
+                return await self._run(conn, fn, args)
             except Exception as exc:
-                if not _is_busy(exc) or time.monotonic() + delay > deadline:
-                    if _is_busy(exc):
-                        raise StoreUnavailable(
-                            f"the database {self.path} stayed locked by another process for "
-                            f"{WRITE_DEADLINE_S:.0f}s; try again"
-                        ) from exc
+                if not _is_busy(exc):
                     raise
+                if time.monotonic() + delay > deadline:
+                    raise StoreUnavailable(
+                        f"the database {self.path} stayed locked by another process for "
+                        f"{WRITE_DEADLINE_S:.0f}s; try again"
+                    ) from exc
                 log.debug("database busy; retrying in %.0f ms", delay * 1000)
                 await anyio.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 1.0)
-
-    async def read(self, fn: Callable[..., T], *args: Any) -> T:
-        return await self._run(self._reader, fn, args)
