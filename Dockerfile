@@ -1,8 +1,10 @@
 # memwal-mcp as a streamable-HTTP MCP server.
 #   docker build -t memwal-mcp .
+#   docker run --rm -v memwal-data:/data memwal-mcp memwal-mcp token create --owner you
 #   docker run -p 8765:8765 -v memwal-data:/data memwal-mcp
-# The endpoint is http://localhost:8765/mcp. It acts for MEMWAL_OWNER; put it behind
-# an authenticating proxy before exposing it beyond your machine.
+# The endpoint is http://localhost:8765/mcp; send the token as `Authorization: Bearer ...`.
+# Without a token the server refuses to listen on 0.0.0.0 (add --insecure-no-auth to
+# the command only on a private network).
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
