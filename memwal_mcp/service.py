@@ -184,7 +184,7 @@ class MemoryService:
         until: object = None,
         prefer_recent: object = False,
     ) -> RecallResult:
-        text = validation.text(query, self.settings.limits.max_query_bytes, name="query", hint="say what to search for")
+        text = validation.query(query, self.settings.limits.max_query_bytes)
         count = validation.limit(limit, self.settings.recall.default_limit)
         scope = validation.namespace_scope(namespace)
         floor = validation.min_score(min_score)

@@ -39,6 +39,18 @@ def text(value: object, max_bytes: int, name: str = "text", hint: str = "give th
     return value
 
 
+def query(value: object, max_bytes: int) -> str:
+    """A search query. Unlike stored text, odd characters are not refused: control characters
+    and lone surrogates become spaces, since nothing is stored and any text is a fair question."""
+    if not isinstance(value, str):
+        raise InvalidInput("query must be a string")
+    cleaned = "".join(
+        " " if 0xD800 <= ord(c) <= 0xDFFF or (unicodedata.category(c) == "Cc" and c not in _ALLOWED_CONTROLS) else c
+        for c in value
+    )
+    return text(cleaned, max_bytes, name="query", hint="say what to search for")
+
+
 def namespace(value: object) -> str:
     if value is None:
         return "default"
