@@ -12,6 +12,6 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import forget, history, list_cmd, recall, reindex, remember, serve, stats, status, token, undo
+from . import export_cmd, forget, history, import_cmd, list_cmd, recall, reindex, remember, serve, stats, status, token, undo
 
-COMMANDS: tuple[ModuleType, ...] = (serve, remember, recall, status, list_cmd, history, forget, undo, stats, token, reindex)
+COMMANDS: tuple[ModuleType, ...] = (serve, remember, recall, status, list_cmd, history, forget, undo, stats, export_cmd, import_cmd, token, reindex)

@@ -1,0 +1,370 @@
+"""Export and import at the row level: read an owner's rows in order, write them back by id.
+
+Export reads inside one read transaction (a consistent snapshot even while another
+process curates) and streams with `fetchmany`, so memory use does not grow with the
+database. Import writes one batch per `transaction()`; every row is keyed by its
+public id (jobs, memories), its natural key (revisions: memory, time, decision,
+body) or its primary key (tombstones), and a row already present is skipped -- so
+importing a file twice changes nothing, and an interrupted import resumes.
+
+Imported memories get no vector: the curation worker's backlog pass embeds them, and
+recall scores unembedded memories directly until then.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+from ..errors import InvalidInput
+from ..normalize import norm_key
+from ..records import Job
+from .database import transaction
+from .jobs import ensure_lane
+
+# Rows fetched per round trip while exporting.
+CHUNK = 500
+
+
+# --- rows ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LaneRow:
+    owner: str
+    namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """A live or retired memory, without its derived parts (norm key, FTS row, vector)."""
+
+    id: str
+    owner: str
+    namespace: str
+    body: str
+    status: Literal["live", "retired"]
+    retired_into: str | None
+    source_job_id: str
+    occurrences: int
+    occurred_at: float | None
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionRow:
+    """A previous body of a memory, named by the memory's public id."""
+
+    owner: str
+    memory_id: str
+    body: str
+    decision: str
+    job_id: str | None
+    llm_model: str | None
+    guard: str | None
+    merged_ids: tuple[str, ...]
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class TombstoneRow:
+    memory_id: str
+    owner: str
+    namespace: str
+    jobs: int
+    forgotten_at: float
+
+
+ImportRow = Union[LaneRow, Job, MemoryRecord, RevisionRow, TombstoneRow]
+Kind = Literal["lane", "job", "memory", "revision", "tombstone"]
+KINDS: tuple[Kind, ...] = ("lane", "job", "memory", "revision", "tombstone")
+
+
+# --- export ----------------------------------------------------------------
+
+
+@contextmanager
+def read_snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A read transaction: every query inside sees the same state of the file (WAL)."""
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("COMMIT")
+
+
+def _where(owner: str | None, column: str = "owner", extra: str | None = None) -> tuple[str, tuple[str, ...]]:
+    """A WHERE clause limiting rows to one owner (or none, for every owner), plus `extra`."""
+    clauses = [f"{column} = ?"] if owner is not None else []
+    if extra:
+        clauses.append(extra)
+    return (f"WHERE {' AND '.join(clauses)}" if clauses else "", (owner,) if owner is not None else ())
+
+
+def exported_owners(conn: sqlite3.Connection, owner: str | None) -> list[str]:
+    """The owners an export covers: one, or every owner that has a lane or a tombstone."""
+    if owner is not None:
+        return [owner]
+    rows = conn.execute("SELECT owner FROM lanes UNION SELECT owner FROM forgotten ORDER BY 1").fetchall()
+    return [row[0] for row in rows]
+
+
+_REVISIONS_FROM = "FROM memory_revisions r JOIN memories m ON m.rowid = r.memory_rowid"
+
+
+def export_counts(conn: sqlite3.Connection, owner: str | None) -> dict[Kind, int]:
+    """How many records of each kind an export of `owner` (None: every owner) writes."""
+
+    def count(table: str, where: tuple[str, tuple[str, ...]]) -> int:
+        return conn.execute(f"SELECT COUNT(*) {table} {where[0]}", where[1]).fetchone()[0]
+
+    return {
+        "lane": count("FROM lanes", _where(owner)),
+        "job": count("FROM remember_jobs", _where(owner)),
+        "memory": count("FROM memories", _where(owner, extra="status != 'forgotten'")),
+        "revision": count(_REVISIONS_FROM, _where(owner, "m.owner", "m.status != 'forgotten'")),
+        "tombstone": count("FROM forgotten", _where(owner)),
+    }
+
+
+def _stream(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> Iterator[tuple]:
+    cursor = conn.execute(sql, params)
+    while rows := cursor.fetchmany(CHUNK):
+        yield from rows
+
+
+def iter_lanes(conn: sqlite3.Connection, owner: str | None) -> Iterator[LaneRow]:
+    where, params = _where(owner)
+    for row in _stream(conn, f"SELECT owner, namespace FROM lanes {where} ORDER BY id", params):
+        yield LaneRow(*row)
+
+
+def iter_jobs(conn: sqlite3.Connection, owner: str | None) -> Iterator[Job]:
+    """The journal in arrival order. A forgotten memory's jobs come with empty text."""
+    where, params = _where(owner)
+    sql = (
+        "SELECT id, owner, namespace, text, idempotency_key, status, attempts, decision, memory_id, error,"
+        f" created_at, updated_at, occurred_at FROM remember_jobs {where} ORDER BY seq"
+    )
+    for row in _stream(conn, sql, params):
+        yield Job(*row)
+
+
+def iter_memories(conn: sqlite3.Connection, owner: str | None) -> Iterator[MemoryRecord]:
+    """Live and retired memories; forgotten ones are only tombstones."""
+    where, params = _where(owner, extra="status != 'forgotten'")
+    sql = (
+        "SELECT id, owner, namespace, body, status, retired_into, source_job_id, occurrences, occurred_at,"
+        f" created_at, updated_at FROM memories {where} ORDER BY rowid"
+    )
+    for row in _stream(conn, sql, params):
+        yield MemoryRecord(*row)
+
+
+def iter_revisions(conn: sqlite3.Connection, owner: str | None) -> Iterator[RevisionRow]:
+    """Previous bodies, oldest first (the order they were written in)."""
+    where, params = _where(owner, "m.owner", "m.status != 'forgotten'")
+    sql = (
+        "SELECT m.owner, m.id, r.body, r.decision, r.job_id, r.llm_model, r.guard, r.merged_ids, r.created_at"
+        f" {_REVISIONS_FROM} {where} ORDER BY r.id"
+    )
+    for owner_, memory_id, body, decision, job_id, llm_model, guard, merged, created_at in _stream(conn, sql, params):
+        merged_ids = tuple(merged.split(",")) if merged else ()
+        yield RevisionRow(owner_, memory_id, body, decision, job_id, llm_model, guard, merged_ids, created_at)
+
+
+def iter_tombstones(conn: sqlite3.Connection, owner: str | None) -> Iterator[TombstoneRow]:
+    where, params = _where(owner)
+    sql = f"SELECT memory_id, owner, namespace, jobs, forgotten_at FROM forgotten {where} ORDER BY forgotten_at, memory_id"
+    for row in _stream(conn, sql, params):
+        yield TombstoneRow(*row)
+
+
+# --- import ----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class BatchOutcome:
+    """What one batch did. `to_forget`: (owner, memory id) of tombstones whose memory is
+    still present here; the caller forgets them through the service (which writes the tombstone)."""
+
+    added: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    to_forget: list[tuple[str, str]] = field(default_factory=list)
+
+    def count(self, kind: str, added: bool) -> None:
+        target = self.added if added else self.skipped
+        target[kind] = target.get(kind, 0) + 1
+
+
+def _conflict(kind: str, row_id: str, owner: str) -> InvalidInput:
+    return InvalidInput(
+        f"{kind} {row_id!r} already exists in this database for an owner other than {owner!r}; "
+        "an export cannot be imported a second time under another owner into the same database"
+    )
+
+
+def _is_forgotten(conn: sqlite3.Connection, memory_id: str | None) -> bool:
+    if memory_id is None:
+        return False
+    return conn.execute("SELECT 1 FROM forgotten WHERE memory_id = ?", (memory_id,)).fetchone() is not None
+
+
+def _import_job(conn: sqlite3.Connection, job: Job, lanes: dict[tuple[str, str], int], out: BatchOutcome) -> None:
+    found = conn.execute("SELECT owner FROM remember_jobs WHERE id = ?", (job.id,)).fetchone()
+    if found is not None:
+        if found[0] != job.owner:
+            raise _conflict("job", job.id, job.owner)
+        out.count("job", False)
+        return
+    text, decision = job.text, job.decision
+    # A backup older than a forget here must not bring the forgotten text back.
+    if _is_forgotten(conn, job.memory_id):
+        text, decision = "", "forgotten"
+    lane = _lane(conn, lanes, job.owner, job.namespace)
+    # DO NOTHING also covers (owner, idempotency_key) held here by another job: that key
+    # already names an event in this database, and the same key is the same event.
+    inserted = conn.execute(
+        "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, idempotency_key, occurred_at, status,"
+        " attempts, decision, memory_id, error, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        (job.id, job.owner, job.namespace, lane, text, job.idempotency_key, job.occurred_at, job.status,
+         job.attempts, decision, job.memory_id, job.error, job.created_at, job.updated_at),
+    ).rowcount
+    out.count("job", inserted == 1)
+
+
+def _import_memory(
+    conn: sqlite3.Connection, memory: MemoryRecord, lanes: dict[tuple[str, str], int], out: BatchOutcome
+) -> None:
+    found = conn.execute("SELECT owner FROM memories WHERE id = ?", (memory.id,)).fetchone()
+    if found is not None:
+        if found[0] != memory.owner:
+            raise _conflict("memory", memory.id, memory.owner)
+        out.count("memory", False)
+        return
+    if _is_forgotten(conn, memory.id):
+        out.count("memory", False)
+        return
+    lane = _lane(conn, lanes, memory.owner, memory.namespace)
+    rowid = conn.execute(
+        "INSERT INTO memories (id, owner, namespace, lane_id, body, norm_key, status, retired_into, source_job_id,"
+        " occurrences, vector_model, occurred_at, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)",
+        (memory.id, memory.owner, memory.namespace, lane, memory.body, norm_key(memory.body), memory.status,
+         memory.retired_into if memory.status == "retired" else None, memory.source_job_id, memory.occurrences,
+         memory.occurred_at, memory.created_at, memory.updated_at),
+    ).lastrowid
+    if memory.status == "live":  # retired memories have left the indexes
+        conn.execute("INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (rowid, memory.body))
+    out.count("memory", True)
+
+
+def _import_revision(conn: sqlite3.Connection, revision: RevisionRow, out: BatchOutcome) -> None:
+    found = conn.execute(
+        "SELECT rowid, owner, status FROM memories WHERE id = ?", (revision.memory_id,)
+    ).fetchone()
+    if found is None:
+        if _is_forgotten(conn, revision.memory_id):
+            out.count("revision", False)
+            return
+        raise InvalidInput(
+            f"a revision names memory {revision.memory_id!r}, which is neither earlier in the file nor in "
+            "this database; memory records must come before their revisions"
+        )
+    rowid, owner, status = found
+    if owner != revision.owner:
+        raise _conflict("memory", revision.memory_id, revision.owner)
+    if status == "forgotten":
+        out.count("revision", False)
+        return
+    merged = ",".join(revision.merged_ids) or None
+    present = conn.execute(
+        "SELECT 1 FROM memory_revisions WHERE memory_rowid = ? AND created_at = ? AND decision = ? AND body = ?",
+        (rowid, revision.created_at, revision.decision, revision.body),
+    ).fetchone()
+    if present is not None:
+        out.count("revision", False)
+        return
+    conn.execute(
+        "INSERT INTO memory_revisions (memory_rowid, body, decision, job_id, llm_model, guard, merged_ids, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (rowid, revision.body, revision.decision, revision.job_id, revision.llm_model, revision.guard, merged,
+         revision.created_at),
+    )
+    out.count("revision", True)
+
+
+def _import_tombstone(
+    conn: sqlite3.Connection, tombstone: TombstoneRow, lanes: dict[tuple[str, str], int], out: BatchOutcome
+) -> None:
+    found = conn.execute("SELECT owner FROM forgotten WHERE memory_id = ?", (tombstone.memory_id,)).fetchone()
+    if found is not None:
+        if found[0] != tombstone.owner:
+            raise _conflict("tombstone", tombstone.memory_id, tombstone.owner)
+        out.count("tombstone", False)
+        return
+    memory = conn.execute(
+        "SELECT owner, status FROM memories WHERE id = ?", (tombstone.memory_id,)
+    ).fetchone()
+    if memory is not None:
+        if memory[0] != tombstone.owner:
+            raise _conflict("memory", tombstone.memory_id, tombstone.owner)
+        if memory[1] != "forgotten":
+            # The memory was forgotten at the source but still holds content here.
+            out.to_forget.append((tombstone.owner, tombstone.memory_id))
+            out.count("tombstone", True)
+            return
+    _lane(conn, lanes, tombstone.owner, tombstone.namespace)
+    conn.execute(
+        "INSERT INTO forgotten (memory_id, owner, namespace, jobs, forgotten_at) VALUES (?, ?, ?, ?, ?)",
+        (tombstone.memory_id, tombstone.owner, tombstone.namespace, tombstone.jobs, tombstone.forgotten_at),
+    )
+    out.count("tombstone", True)
+
+
+def _lane(conn: sqlite3.Connection, lanes: dict[tuple[str, str], int], owner: str, namespace: str) -> int:
+    key = (owner, namespace)
+    if key not in lanes:
+        lanes[key] = ensure_lane(conn, owner, namespace)
+    return lanes[key]
+
+
+def import_batch(conn: sqlite3.Connection, rows: Sequence[ImportRow]) -> BatchOutcome:
+    """Write rows in the order given, in one transaction; rows already present are skipped."""
+    out = BatchOutcome()
+    lanes: dict[tuple[str, str], int] = {}
+    with transaction(conn):
+        for row in rows:
+            if isinstance(row, LaneRow):
+                known = (row.owner, row.namespace) in lanes or conn.execute(
+                    "SELECT 1 FROM lanes WHERE owner = ? AND namespace = ?", (row.owner, row.namespace)
+                ).fetchone()
+                _lane(conn, lanes, row.owner, row.namespace)
+                out.count("lane", not known)
+            elif isinstance(row, Job):
+                _import_job(conn, row, lanes, out)
+            elif isinstance(row, MemoryRecord):
+                _import_memory(conn, row, lanes, out)
+            elif isinstance(row, RevisionRow):
+                _import_revision(conn, row, out)
+            else:
+                _import_tombstone(conn, row, lanes, out)
+    return out
+
+
+def unembedded_count(conn: sqlite3.Connection, owners: Sequence[str] | None) -> int:
+    """Live memories without a vector yet, of these owners (None: of every owner)."""
+    if owners is None:
+        sql, params = "SELECT COUNT(*) FROM memories WHERE status = 'live' AND vector_model IS NULL", ()
+    else:
+        if not owners:
+            return 0
+        marks = ",".join("?" * len(owners))
+        sql = f"SELECT COUNT(*) FROM memories WHERE status = 'live' AND vector_model IS NULL AND owner IN ({marks})"
+        params = tuple(owners)
+    return conn.execute(sql, params).fetchone()[0]

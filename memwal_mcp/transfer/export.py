@@ -1,0 +1,91 @@
+"""Write an owner's memory (or every owner's) to a memwal export file.
+
+The whole export is read in one snapshot on the store's reader connection and
+streamed line by line, so the file is consistent and memory use stays flat. It is
+written next to its destination and renamed into place at the end: an interrupted
+export never leaves a file that looks complete.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from pydantic import BaseModel
+from tqdm import tqdm
+
+from .. import __version__
+from ..service import MemoryService
+from ..store import memories
+from ..store import transfer as store
+from .format import Header, JobOut, LaneOut, MemoryOut, RevisionOut, TombstoneOut, dump
+
+# Progress is advanced once per this many records (tqdm per line would cost more than the write).
+_TICK = 200
+
+
+@dataclass(frozen=True, slots=True)
+class ExportSummary:
+    path: str
+    owners: list[str]
+    counts: dict[str, int]
+
+
+def _records(conn: sqlite3.Connection, owner: str | None) -> Iterator[BaseModel]:
+    yield from (LaneOut(owner=r.owner, namespace=r.namespace) for r in store.iter_lanes(conn, owner))
+    yield from (JobOut.of(j) for j in store.iter_jobs(conn, owner))
+    yield from (MemoryOut.of(m) for m in store.iter_memories(conn, owner))
+    yield from (RevisionOut.of(r) for r in store.iter_revisions(conn, owner))
+    yield from (TombstoneOut.of(t) for t in store.iter_tombstones(conn, owner))
+
+
+def _write(conn: sqlite3.Connection, owner: str | None, out: IO[str], progress: bool) -> tuple[list[str], dict]:
+    """Runs on the reader connection's thread: one snapshot from header to last record."""
+    with store.read_snapshot(conn):
+        counts = store.export_counts(conn, owner)
+        owners = store.exported_owners(conn, owner)
+        model = memories.vector_model(conn)
+        header = Header(
+            exported_at=time.time(), generator=f"memwal-mcp {__version__}", owners=owners, counts=counts,
+            vector_model=model[0] if model else None,
+        )
+        out.write(dump(header) + "\n")
+        with tqdm(total=sum(counts.values()), desc="export", unit="record", file=sys.stderr,
+                  disable=not progress) as bar:
+            pending = 0
+            for record in _records(conn, owner):
+                out.write(dump(record) + "\n")
+                pending += 1
+                if pending == _TICK:
+                    bar.update(pending)
+                    pending = 0
+            bar.update(pending)
+    return owners, counts
+
+
+async def export_memories(
+    service: MemoryService, destination: Path | IO[str], owner: str | None, progress: bool = False
+) -> ExportSummary:
+    """Export `owner`'s memory (None: every owner's) to a file path, or to an open text stream."""
+    if not isinstance(destination, Path):
+        owners, counts = await service.db.read(_write, owner, destination, progress)
+        destination.flush()
+        return ExportSummary("-", owners, counts)
+    destination = destination.expanduser()
+    partial = destination.with_name(f".{destination.name}.partial")
+    try:
+        with partial.open("w", encoding="utf-8", newline="\n") as handle:
+            owners, counts = await service.db.read(_write, owner, handle, progress)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, destination)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return ExportSummary(str(destination), owners, counts)

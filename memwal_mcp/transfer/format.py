@@ -1,0 +1,284 @@
+"""The memwal export format (JSON Lines, versioned) and telling input files apart.
+
+Documented in docs/export-format.md. Line 1 is a header; every other line is one
+record whose `type` says what it is. Version rules: a reader accepts any file whose
+`version` is at most its own; new optional fields may appear within a version (a
+reader ignores fields it does not know); a new record type, a removed field or a
+changed meaning takes a new version.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from ..errors import InvalidInput
+from ..records import Job
+from ..store.transfer import KINDS, ImportRow, Kind, LaneRow, MemoryRecord, RevisionRow, TombstoneRow
+
+FORMAT = "memwal-export"
+VERSION = 1
+
+InputKind = Literal["memwal", "memory-json", "text"]
+
+# Public ids as memwal-mcp makes them ('m_…', 'j_…'); anything id-like is accepted.
+Id = Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]{1,64}$")]
+Owner = Annotated[str, Field(min_length=1, max_length=128)]
+Namespace = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}$")]
+Time = Annotated[float, Field(description="seconds since the Unix epoch, UTC")]
+
+
+class ImportFormatError(InvalidInput):
+    """An input file is malformed; the message names the file and line."""
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class Header(_Record):
+    type: Literal["header"] = "header"
+    format: Literal["memwal-export"] = FORMAT
+    version: int = VERSION
+    exported_at: Time
+    generator: str = ""
+    owners: list[Owner]
+    counts: dict[Kind, int] | None = None
+    vector_model: str | None = None
+
+
+class LaneOut(_Record):
+    type: Literal["lane"] = "lane"
+    owner: Owner
+    namespace: Namespace
+
+    def row(self) -> LaneRow:
+        return LaneRow(self.owner, self.namespace)
+
+
+class JobOut(_Record):
+    type: Literal["job"] = "job"
+    id: Id
+    owner: Owner
+    namespace: Namespace
+    text: str
+    idempotency_key: str | None = Field(None, max_length=256)
+    status: Literal["queued", "done", "failed"]
+    attempts: int = Field(0, ge=0)
+    decision: str | None = None
+    memory_id: Id | None = None
+    error: str | None = None
+    occurred_at: Time | None = None
+    created_at: Time
+    updated_at: Time
+
+    @classmethod
+    def of(cls, job: Job) -> "JobOut":
+        return cls(
+            id=job.id, owner=job.owner, namespace=job.namespace, text=job.text, idempotency_key=job.idempotency_key,
+            status=job.status, attempts=job.attempts, decision=job.decision, memory_id=job.memory_id,
+            error=job.error, occurred_at=job.occurred_at, created_at=job.created_at, updated_at=job.updated_at,
+        )
+
+    def row(self) -> Job:
+        return Job(self.id, self.owner, self.namespace, self.text, self.idempotency_key, self.status, self.attempts,
+                   self.decision, self.memory_id, self.error, self.created_at, self.updated_at, self.occurred_at)
+
+
+class MemoryOut(_Record):
+    type: Literal["memory"] = "memory"
+    id: Id
+    owner: Owner
+    namespace: Namespace
+    body: str = Field(min_length=1)
+    status: Literal["live", "retired"]
+    retired_into: Id | None = None
+    source_job_id: Id
+    occurrences: int = Field(0, ge=0)
+    occurred_at: Time | None = None
+    created_at: Time
+    updated_at: Time
+
+    @classmethod
+    def of(cls, memory: MemoryRecord) -> "MemoryOut":
+        return cls(**{name: getattr(memory, name) for name in MemoryRecord.__slots__})
+
+    def row(self) -> MemoryRecord:
+        return MemoryRecord(**self.model_dump(exclude={"type"}))
+
+
+class RevisionOut(_Record):
+    type: Literal["revision"] = "revision"
+    owner: Owner
+    memory_id: Id
+    body: str
+    decision: str
+    job_id: Id | None = None
+    llm_model: str | None = None
+    guard: str | None = None
+    merged_ids: list[Id] = []
+    created_at: Time
+
+    @classmethod
+    def of(cls, revision: RevisionRow) -> "RevisionOut":
+        fields = {name: getattr(revision, name) for name in RevisionRow.__slots__}
+        return cls(**{**fields, "merged_ids": list(revision.merged_ids)})
+
+    def row(self) -> RevisionRow:
+        fields = self.model_dump(exclude={"type"})
+        return RevisionRow(**{**fields, "merged_ids": tuple(self.merged_ids)})
+
+
+class TombstoneOut(_Record):
+    """A forgotten memory: that it existed, whose it was, and when it was forgotten. Never its text."""
+
+    type: Literal["tombstone"] = "tombstone"
+    memory_id: Id
+    owner: Owner
+    namespace: Namespace
+    jobs: int = Field(0, ge=0)
+    forgotten_at: Time
+
+    @classmethod
+    def of(cls, tombstone: TombstoneRow) -> "TombstoneOut":
+        return cls(**{name: getattr(tombstone, name) for name in TombstoneRow.__slots__})
+
+    def row(self) -> TombstoneRow:
+        return TombstoneRow(**self.model_dump(exclude={"type"}))
+
+
+Record = Annotated[Union[LaneOut, JobOut, MemoryOut, RevisionOut, TombstoneOut], Field(discriminator="type")]
+_RECORD = TypeAdapter(Record)
+
+# --- the official MCP memory server's memory.json (JSON Lines) -------------
+
+
+class Entity(_Record):
+    type: Literal["entity"]
+    name: str = Field(min_length=1)
+    entityType: str = ""  # noqa: N815 - the file's own field name
+    observations: list[str] = []
+
+    def text(self) -> str:
+        head = f"{self.name} ({self.entityType})" if self.entityType.strip() else self.name
+        observations = [o.strip() for o in self.observations if o.strip()]
+        return "\n".join([head, *(f"- {o}" for o in observations)])
+
+
+class Relation(_Record):
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+    type: Literal["relation"]
+    source: str = Field(alias="from", min_length=1)
+    target: str = Field(alias="to", min_length=1)
+    relationType: str = Field(min_length=1)  # noqa: N815
+
+    def text(self) -> str:
+        return f"{self.source} {self.relationType} {self.target}"
+
+
+GraphItem = Annotated[Union[Entity, Relation], Field(discriminator="type")]
+_GRAPH_ITEM = TypeAdapter(GraphItem)
+
+
+# --- parsing with line numbers ---------------------------------------------
+
+
+def _problem(exc: ValidationError, tag: object = None) -> str:
+    first = exc.errors()[0]
+    loc = first["loc"][1:] if first["loc"][:1] == (tag,) else first["loc"]  # a union's tag leads the path
+    where = ".".join(str(part) for part in loc)
+    return f"{where}: {first['msg']}" if where else first["msg"]
+
+
+def _load(path: Path, line_no: int, line: str) -> dict:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ImportFormatError(f"{path}, line {line_no}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise ImportFormatError(f"{path}, line {line_no}: expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def parse_header(path: Path, line: str) -> Header:
+    value = _load(path, 1, line)
+    if value.get("type") != "header" or value.get("format") != FORMAT:
+        raise ImportFormatError(f"{path}, line 1: not a memwal export header")
+    version = value.get("version")
+    if isinstance(version, int) and version > VERSION:
+        raise ImportFormatError(
+            f"{path} is a memwal export of version {version}; this memwal-mcp reads up to version {VERSION}. "
+            "Upgrade memwal-mcp to import it."
+        )
+    try:
+        return Header.model_validate(value)
+    except ValidationError as exc:
+        raise ImportFormatError(f"{path}, line 1: bad header: {_problem(exc)}") from None
+
+
+def parse_record(path: Path, line_no: int, line: str) -> ImportRow:
+    value = _load(path, line_no, line)
+    kind = value.get("type")
+    if kind not in KINDS:
+        raise ImportFormatError(
+            f"{path}, line {line_no}: unknown record type {kind!r} (expected one of {', '.join(KINDS)})"
+        )
+    try:
+        return _RECORD.validate_python(value).row()
+    except ValidationError as exc:
+        raise ImportFormatError(f"{path}, line {line_no}: bad {kind} record: {_problem(exc, kind)}") from None
+
+
+def parse_graph_item(path: Path, line_no: int, line: str) -> Entity | Relation:
+    value = _load(path, line_no, line)
+    if value.get("type") not in ("entity", "relation"):
+        raise ImportFormatError(
+            f"{path}, line {line_no}: expected an entity or a relation, found type {value.get('type')!r}"
+        )
+    try:
+        return _GRAPH_ITEM.validate_python(value)
+    except ValidationError as exc:
+        raise ImportFormatError(f"{path}, line {line_no}: bad {value['type']}: {_problem(exc, value['type'])}") from None
+
+
+def dump(record: BaseModel) -> str:
+    """One line of JSON (no newline), fields in declaration order, floats exact."""
+    return record.model_dump_json()
+
+
+# --- what kind of file is this? --------------------------------------------
+
+_JSON_SUFFIXES = {".json", ".jsonl", ".ndjson"}
+
+
+def detect_kind(path: Path) -> InputKind:
+    """By the first non-empty line: a memwal header, a memory.json entity/relation, else text.
+
+    A .json/.jsonl file that is neither is refused rather than imported as prose.
+    """
+    first = ""
+    with path.open(encoding="utf-8-sig") as handle:
+        for line in handle:
+            if line.strip():
+                first = line.strip()
+                break
+    if first.startswith("{"):
+        try:
+            value = json.loads(first)
+        except json.JSONDecodeError:
+            value = None
+        if isinstance(value, dict):
+            if value.get("type") == "header" and value.get("format") == FORMAT:
+                return "memwal"
+            if value.get("type") in ("entity", "relation"):
+                return "memory-json"
+    if path.suffix.lower() in _JSON_SUFFIXES:
+        raise ImportFormatError(
+            f"cannot tell what {path} holds: its first line is neither a memwal export header nor a memory.json "
+            "entity or relation. Pass --format to say."
+        )
+    return "text"
