@@ -2,7 +2,8 @@
 
     MemwalError
     ├── InvalidInput            an argument is wrong; the message names it
-    │   └── IdempotencyKeyReused
+    │   ├── IdempotencyKeyReused
+    │   └── ImportFormatError    an import file is malformed (names the file and line)
     ├── NotFound                no such job or memory for this owner
     ├── StoreUnavailable        SQLite cannot be opened with sqlite-vec
     ├── UnsafeConfiguration     refusing to start as configured (e.g. open HTTP without tokens)
@@ -20,6 +21,10 @@ class InvalidInput(MemwalError):
 
 class IdempotencyKeyReused(InvalidInput):
     """An idempotency key came back with a different request."""
+
+
+class ImportFormatError(InvalidInput):
+    """An input file is malformed; the message names the file and line."""
 
 
 class NotFound(MemwalError):

@@ -438,12 +438,6 @@ def hand_made_export(path: Path, bodies: list[str]) -> None:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug in curation/worker.py: CurationWorker._embed_backlog embeds its whole batch (up to 256 rows, "
-    "unordered) in one call and has no one-by-one fallback like _embed_jobs, so one body the model cannot "
-    "embed keeps every other memory in that batch from ever getting a vector",
-)
 async def test_one_body_the_model_refuses_does_not_hold_back_the_other_imported_memories(
     embedder: FastEmbedEmbedder, tmp_path: Path
 ):
@@ -452,7 +446,14 @@ async def test_one_body_the_model_refuses_does_not_hold_back_the_other_imported_
     svc = MemoryService(load_settings(db_path=tmp_path / "poison.db"), embedder=PoisonEmbedder(embedder))
     async with svc.running():
         await import_file(svc, path, owner="local")
-        assert await wait_until_embedded(svc, None, stall_s=3) == 1
+        # The refused body is set aside (not retried on every idle pass); the others get vectors.
+        assert await wait_until_embedded(svc, None, stall_s=3) == 0
+        marks = dict(await svc.db.read(lambda conn: conn.execute(
+            "SELECT body, vector_model FROM memories WHERE status = 'live'").fetchall()))
+        assert marks["POISON pill"] == "-"
+        assert marks["The boiler is serviced every October"] == marks["The bins go out on Tuesday"] != "-"
+        found = await svc.recall("local", "POISON pill", limit=1)
+        assert found.hits[0].text == "POISON pill"
 
 
 # --- foreign files ----------------------------------------------------------------

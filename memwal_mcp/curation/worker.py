@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import TypeVar
 
 import anyio
 import numpy as np
@@ -25,6 +26,7 @@ from .llm import Decider
 from .plan import plan_outcome
 
 log = logging.getLogger("memwal_mcp.curation")
+K = TypeVar("K")
 
 
 class CurationWorker:
@@ -90,12 +92,13 @@ class CurationWorker:
         vectors: dict[str, np.ndarray] = {}
         embedder = await self._vector_embedder()
         if embedder is not None:
-            wanted = await self._db.write(needs_vector, lane, batch, settings.enabled)
-            vectors, failed = await self._embed_jobs(embedder, [job for job in batch if job.id in set(wanted)])
+            wanted = set(await self._db.write(needs_vector, lane, batch, settings.enabled))
+            vectors, failed = await self._embed_each(embedder, [(job.id, job.text) for job in batch if job.id in wanted])
             if failed:
-                for error, jobs in failed.items():
-                    await self._db.write(record_failures, jobs, error, settings.max_attempts)
-                failed_ids = {job.id for jobs in failed.values() for job in jobs}
+                by_id = {job.id: job for job in batch}
+                for error, ids in failed.items():
+                    await self._db.write(record_failures, [by_id[i] for i in ids], error, settings.max_attempts)
+                failed_ids = {i for ids in failed.values() for i in ids}
                 batch = [job for job in batch if job.id not in failed_ids]
         model_id = embedder.model_id if embedder else None
         llm_hold_s = max(settings.lease_s, self._llm_timeout_s + 5)
@@ -147,23 +150,23 @@ class CurationWorker:
             remaining = remaining[consumed + 1 :]
 
     @staticmethod
-    async def _embed_jobs(
-        embedder: Embedder, jobs: list[job_store.QueuedJob]
-    ) -> tuple[dict[str, np.ndarray], dict[str, list[job_store.QueuedJob]]]:
-        """Vectors by job id, in one call; if that fails, job by job, so one text the
-        model cannot embed fails alone instead of dragging its batch down with it."""
+    async def _embed_each(
+        embedder: Embedder, items: list[tuple[K, str]]
+    ) -> tuple[dict[K, np.ndarray], dict[str, list[K]]]:
+        """Vectors by key, in one call; if that fails, one by one, so a text the model cannot
+        embed fails alone instead of dragging its batch down with it. Failures by error text."""
         try:
-            matrix = await anyio.to_thread.run_sync(embedder.embed_documents, [job.text for job in jobs])
-            return dict(zip((job.id for job in jobs), matrix)), {}
+            matrix = await anyio.to_thread.run_sync(embedder.embed_documents, [text for _, text in items])
+            return dict(zip((key for key, _ in items), matrix)), {}
         except Exception:
-            log.exception("embedding a batch of %d jobs failed; embedding them one by one", len(jobs))
-        vectors: dict[str, np.ndarray] = {}
-        failed: dict[str, list[job_store.QueuedJob]] = {}
-        for job in jobs:
+            log.exception("embedding a batch of %d texts failed; embedding them one by one", len(items))
+        vectors: dict[K, np.ndarray] = {}
+        failed: dict[str, list[K]] = {}
+        for key, text in items:
             try:
-                vectors[job.id] = (await anyio.to_thread.run_sync(embedder.embed_documents, [job.text]))[0]
+                vectors[key] = (await anyio.to_thread.run_sync(embedder.embed_documents, [text]))[0]
             except Exception as exc:
-                failed.setdefault(f"embedding failed: {type(exc).__name__}: {exc}", []).append(job)
+                failed.setdefault(f"embedding failed: {type(exc).__name__}: {exc}", []).append(key)
         return vectors, failed
 
     async def _vector_embedder(self) -> Embedder | None:
@@ -196,8 +199,14 @@ class CurationWorker:
         rows = await self._db.read(memories.unembedded, 256)
         if not rows:
             return False
-        matrix = await anyio.to_thread.run_sync(embedder.embed_documents, [body for _, _, body in rows])
-        items = [(rowid, lane, vector) for (rowid, lane, _), vector in zip(rows, matrix)]
-        await self._db.write(memories.set_vectors, items, embedder.model_id)
-        log.info("embedded %d memories that were stored without a vector", len(items))
+        lanes = {rowid: lane for rowid, lane, _ in rows}
+        vectors, failed = await self._embed_each(embedder, [(rowid, body) for rowid, _, body in rows])
+        if vectors:
+            items = [(rowid, lanes[rowid], vector) for rowid, vector in vectors.items()]
+            await self._db.write(memories.set_vectors, items, embedder.model_id)
+            log.info("embedded %d memories that were stored without a vector", len(items))
+        for error, rowids in failed.items():
+            # Not retried on every idle pass: full-text search still finds them; reindex retries.
+            await self._db.write(memories.mark_unembeddable, rowids)
+            log.error("%d memories cannot be embedded (%s); they stay findable by their words", len(rowids), error)
         return True

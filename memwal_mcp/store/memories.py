@@ -184,6 +184,18 @@ def unembedded_in_lane(conn: sqlite3.Connection, lane: int, limit: int) -> list[
     return [MemoryRow(*row) for row in rows]
 
 
+# vector_model of a memory the model could not embed: left out of the backlog
+# (full-text search still finds it; reindex tries again).
+UNEMBEDDABLE = "-"
+
+
+def mark_unembeddable(conn: sqlite3.Connection, rowids: Sequence[int]) -> None:
+    conn.executemany(
+        "UPDATE memories SET vector_model = ? WHERE rowid = ? AND vector_model IS NULL",
+        [(UNEMBEDDABLE, rowid) for rowid in rowids],
+    )
+
+
 def set_vectors(conn: sqlite3.Connection, items: Sequence[tuple[int, int, np.ndarray]], model_id: str) -> None:
     with_blobs = [(rowid, lane, _blob(vec)) for rowid, lane, vec in items]
     conn.execute("BEGIN IMMEDIATE")

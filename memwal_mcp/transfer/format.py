@@ -15,7 +15,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from ..errors import InvalidInput
+from ..errors import ImportFormatError, InvalidInput
 from ..records import Job
 from ..store.transfer import KINDS, ImportRow, Kind, LaneRow, MemoryRecord, RevisionRow, TombstoneRow
 
@@ -29,10 +29,6 @@ Id = Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]{1,64}$")]
 Owner = Annotated[str, Field(min_length=1, max_length=128)]
 Namespace = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}$")]
 Time = Annotated[float, Field(description="seconds since the Unix epoch, UTC")]
-
-
-class ImportFormatError(InvalidInput):
-    """An input file is malformed; the message names the file and line."""
 
 
 class _Record(BaseModel):
