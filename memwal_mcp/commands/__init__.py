@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import export_cmd, forget, history, import_cmd, list_cmd, recall, reindex, remember, serve, stats, status, token, undo
+from . import (
+    backup, check, doctor, export_cmd, forget, history, import_cmd, list_cmd, recall, remember, reindex, serve, stats, status, token, undo,
+)
 
-COMMANDS: tuple[ModuleType, ...] = (serve, remember, recall, status, list_cmd, history, forget, undo, stats, export_cmd, import_cmd, token, reindex)
+COMMANDS: tuple[ModuleType, ...] = (
+    serve, remember, recall, status, list_cmd, history, forget, undo, stats, export_cmd, import_cmd, check, backup, doctor, token, reindex
+)

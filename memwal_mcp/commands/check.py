@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import time
+from dataclasses import asdict
+
+from ..service import MemoryService
+from ..store import integrity
+from .output import add_json_flag, emit
+
+NAME = "check"
+HELP = "verify the store: journal and memories agree, indexes complete, no crossed lanes, SQLite integrity"
+WORKER = False
+
+# The CLI opens (and so creates) the database before a command runs; a database
+# first migrated after this module was imported did not exist when check was asked.
+_STARTED = time.time()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_json_flag(parser)
+
+
+def _check(conn: sqlite3.Connection) -> tuple[list[integrity.Problem], integrity.StoreCounts, float | None]:
+    problems, counts = integrity.check_store(conn)
+    return problems, counts, integrity.created_at(conn)
+
+
+async def run(service: MemoryService, args: argparse.Namespace) -> None:
+    problems, counts, created = await service.db.read(_check)
+    if created is not None and created >= _STARTED:
+        problems.insert(0, integrity.Problem(
+            "error", "database_missing", f"there was no database at {service.db.path} (an empty one was created)"))
+    summary = integrity.summary_line(problems, counts)
+    failed = any(p.severity == "error" for p in problems)
+    data = {
+        "ok": not failed,
+        "database": str(service.db.path),
+        "problems": [asdict(p) for p in problems],
+        "counts": asdict(counts),
+        "summary": summary,
+    }
+    emit(args, data, "\n".join([*(p.line() for p in problems), summary]))
+    if failed:
+        raise SystemExit(1)

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict
+
+from .. import __version__
+from ..config import Settings
+from ..doctor import Check, DoctorReport, run_doctor
+from ..service import MemoryService
+from ..store import integrity
+from .output import add_json_flag, emit
+
+NAME = "doctor"
+HELP = "check this installation (Python, SQLite, model, database, LLM) and print the MCP client config"
+WORKER = False
+
+# The CLI opens (and so creates) the database before a command runs; a database
+# first migrated after this module was imported did not exist when doctor was asked.
+_STARTED = time.time()
+_MARKS = {"ok": ("✓", "ok"), "fail": ("✗", "FAIL"), "warn": ("!", "warn"), "skip": ("-", "skip")}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_json_flag(parser)
+
+
+def _mark(status: str) -> str:
+    symbol, word = _MARKS[status]
+    try:
+        symbol.encode(sys.stdout.encoding or "utf-8")
+    except (UnicodeEncodeError, LookupError):  # a console that cannot show ✓ (cp1252)
+        return word
+    return symbol
+
+
+def _check_lines(check: Check, width: int) -> list[str]:
+    lines = [f"{_mark(check.status)} {check.name:<{width}} {check.detail}"]
+    if check.fix and check.status != "ok":
+        lines.append(f"  {'':<{width}} fix: {check.fix}")
+    return lines
+
+
+def report_text(report: DoctorReport) -> str:
+    width = max(len(check.name) for check in report.checks)
+    lines = [f"memwal-mcp {__version__} doctor", ""]
+    for check in report.checks:
+        lines += _check_lines(check, width)
+    lines += ["", "Add memwal-mcp to an MCP client by merging this JSON into its configuration:"]
+    for snippet in report.clients:
+        lines += ["", f"{snippet.client}: {snippet.file}", json.dumps(snippet.config, indent=2)]
+    counts = {status: sum(c.status == status for c in report.checks) for status in _MARKS}
+    verdict = "some checks FAILED; see the fixes above" if report.failed else "ready"
+    lines += ["", f"doctor: {counts['ok']} ok, {counts['warn']} warnings, {counts['fail']} failed,"
+                  f" {counts['skip']} skipped: {verdict}"]
+    return "\n".join(lines)
+
+
+async def diagnose(settings: Settings, args: argparse.Namespace, created_now: bool = False) -> None:
+    report = await run_doctor(settings, created_now=created_now)
+    data = {
+        "ok": not report.failed,
+        "checks": [asdict(check) for check in report.checks],
+        "clients": [asdict(snippet) for snippet in report.clients],
+    }
+    emit(args, data, report_text(report))
+    if report.failed:
+        raise SystemExit(1)
+
+
+async def run(service: MemoryService, args: argparse.Namespace) -> None:
+    created = await service.db.read(integrity.created_at)
+    await diagnose(service.settings, args, created_now=created is not None and created >= _STARTED)
