@@ -425,11 +425,9 @@ def test_backup_cli_refuses_to_overwrite_without_force(pristine: Path, tmp_path:
     assert not list(tmp_path.glob(".*.partial*"))  # no staging files left behind
 
 
-# --- a bug check finds elsewhere ---------------------------------------------------------------
+# --- a race check once found elsewhere ---------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="memories.set_vectors writes vector rows for memories forgotten (or retired) "
-                                       "while the worker's backlog pass was embedding them")
 def test_the_backlog_pass_never_gives_a_forgotten_memory_a_vector(tmp_path: Path):
     import numpy as np
 
@@ -451,7 +449,7 @@ def test_the_backlog_pass_never_gives_a_forgotten_memory_a_vector(tmp_path: Path
         # CurationWorker._embed_backlog: read the backlog, embed it off the writer (a forget lands meanwhile), write.
         backlog = memories.unembedded(conn, 256)
         lifecycle.forget_memory(conn, "local", memory, True)
-        memories.set_vectors(conn, [(r, l, np.full(4, 0.5, dtype=np.float32)) for r, l, _ in backlog], "demo")
+        memories.set_vectors(conn, [(r, l, b, np.full(4, 0.5, dtype=np.float32)) for r, l, b in backlog], "demo")
 
         assert [p.code for p in find_problems(conn) if p.severity == "error"] == []
         assert conn.execute("SELECT COUNT(*) FROM memory_vectors WHERE rowid = ?", (rowid,)).fetchone() == (0,)

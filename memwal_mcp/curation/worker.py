@@ -199,12 +199,12 @@ class CurationWorker:
         rows = await self._db.read(memories.unembedded, 256)
         if not rows:
             return False
-        lanes = {rowid: lane for rowid, lane, _ in rows}
+        found = {rowid: (lane, body) for rowid, lane, body in rows}
         vectors, failed = await self._embed_each(embedder, [(rowid, body) for rowid, _, body in rows])
         if vectors:
-            items = [(rowid, lanes[rowid], vector) for rowid, vector in vectors.items()]
-            await self._db.write(memories.set_vectors, items, embedder.model_id)
-            log.info("embedded %d memories that were stored without a vector", len(items))
+            items = [(rowid, *found[rowid], vector) for rowid, vector in vectors.items()]
+            stored = await self._db.write(memories.set_vectors, items, embedder.model_id)
+            log.info("embedded %d memories that were stored without a vector", stored)
         for error, rowids in failed.items():
             # Not retried on every idle pass: full-text search still finds them; reindex retries.
             await self._db.write(memories.mark_unembeddable, rowids)

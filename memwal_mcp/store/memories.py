@@ -196,23 +196,35 @@ def mark_unembeddable(conn: sqlite3.Connection, rowids: Sequence[int]) -> None:
     )
 
 
-def set_vectors(conn: sqlite3.Connection, items: Sequence[tuple[int, int, np.ndarray]], model_id: str) -> None:
-    with_blobs = [(rowid, lane, _blob(vec)) for rowid, lane, vec in items]
+def set_vectors(
+    conn: sqlite3.Connection, items: Sequence[tuple[int, int, str, np.ndarray]], model_id: str
+) -> int:
+    """Store vectors computed off the writer for (rowid, lane, body): only where the memory is still
+    live, still unembedded and still has that body -- a forget, merge or undo may have landed
+    meanwhile. Returns how many were stored."""
+    stored = 0
     conn.execute("BEGIN IMMEDIATE")
     try:
         table = vector_table(conn)
         if table is None:
             raise EmbeddingError("no vector table yet: the model's dimension is not recorded")
-        conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(r,) for r, _, _ in with_blobs])
-        conn.executemany(f"INSERT INTO {table} (rowid, lane_id, embedding) VALUES (?, ?, ?)", with_blobs)
-        conn.executemany(
-            "UPDATE memories SET vector_model = ? WHERE rowid = ? AND status = 'live'",
-            [(model_id, r) for r, _, _ in with_blobs],
-        )
+        for rowid, lane, body, vector in items:
+            claimed = conn.execute(
+                "UPDATE memories SET vector_model = ? WHERE rowid = ? AND status = 'live'"
+                " AND vector_model IS NULL AND body = ?",
+                (model_id, rowid, body),
+            ).rowcount
+            if claimed:
+                conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+                conn.execute(
+                    f"INSERT INTO {table} (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, _blob(vector))
+                )
+                stored += 1
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    return stored
 
 
 # --- read side -------------------------------------------------------------
