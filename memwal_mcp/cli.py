@@ -84,6 +84,9 @@ def main(argv: list[str] | None = None) -> None:
 async def _run_command(command: Any, settings: Settings, args: argparse.Namespace) -> None:
     from .service import MemoryService
 
+    if hasattr(command, "run_standalone"):  # it opens (or diagnoses) the store itself
+        await command.run_standalone(settings, args)
+        return
     service = MemoryService(settings)
     async with service.running(worker=command.WORKER):
         await command.run(service, args)

@@ -7,8 +7,7 @@ errors become tool errors (isError) with the service's message.
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timezone
-from typing import Annotated, Literal
+from typing import Annotated
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
@@ -22,7 +21,18 @@ from . import __version__
 from .errors import MemwalError
 from .ratelimit import RateLimiter
 from .tokens import Principal, TokenRegistry
-from .records import ForgetOutcome, History, Hit, Job, MemoryPage, RecallResult
+from .schemas import (
+    ForgetOut,
+    HistoryOut,
+    JobOut,
+    ListOut,
+    RecallOut,
+    RememberOut,
+    StatusOut,
+    history_text,
+    job_line,
+    list_text,
+)
 from .recall.format import recall_text
 from .service import MemoryService
 
@@ -43,211 +53,8 @@ is harmless: duplicates are folded and recall reports how many copies it collaps
 """
 
 
-# --- structured output -------------------------------------------------------
-
-
-def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds")
-
-
-class JobOut(BaseModel):
-    job_id: str
-    status: Literal["queued", "done", "failed"]
-    namespace: str
-    decision: str | None = Field(None, description="created / occurrence, once done")
-    memory_id: str | None = Field(None, description="The memory the fact is in, once done")
-    error: str | None = None
-    created_at: str
-    occurred_at: str | None = None
-
-    @classmethod
-    def of(cls, job: Job) -> "JobOut":
-        return cls(
-            occurred_at=_iso(job.occurred_at) if job.occurred_at is not None else None,
-            job_id=job.id,
-            status=job.status,
-            namespace=job.namespace,
-            decision=job.decision,
-            memory_id=job.memory_id,
-            error=job.error if job.status == "failed" else None,
-            created_at=_iso(job.created_at),
-        )
-
-
-class RememberOut(JobOut):
-    replayed: bool = Field(description="True when this idempotency key already had a job; it is returned")
-
-
-class StatusOut(BaseModel):
-    jobs: list[JobOut]
-
-
-class HitOut(BaseModel):
-    id: str = Field(description="Memory id (a job id for a fact still being curated)")
-    text: str
-    score: float = Field(description="Relevance in [0, 1]: vector and full-text similarity combined")
-    namespace: str
-    created_at: str
-    updated_at: str
-    occurred_at: str | None = Field(None, description="When it happened, if the rememberer said so")
-    copies: int = Field(description="Duplicate copies of this fact folded into this hit")
-    pending: bool = Field(False, description="Remembered but not curated yet")
-
-    @classmethod
-    def of(cls, hit: Hit) -> "HitOut":
-        return cls(
-            id=hit.id,
-            text=hit.text,
-            score=round(hit.score, 4),
-            namespace=hit.namespace,
-            created_at=_iso(hit.created_at),
-            updated_at=_iso(hit.updated_at),
-            occurred_at=_iso(hit.occurred_at) if hit.occurred_at is not None else None,
-            copies=hit.copies,
-            pending=hit.pending,
-        )
-
-
-class RecallOut(BaseModel):
-    query: str
-    limit: int
-    namespace: str
-    collapsed: int = Field(description="Duplicate copies folded across all hits")
-    hits: list[HitOut]
-
-    @classmethod
-    def of(cls, result: RecallResult) -> "RecallOut":
-        return cls(
-            query=result.query,
-            limit=result.limit,
-            namespace=result.namespace,
-            collapsed=result.collapsed,
-            hits=[HitOut.of(hit) for hit in result.hits],
-        )
-
-
-class RevisionOut(BaseModel):
-    body: str = Field(description="The body the memory had before this change")
-    replaced_by: str = Field(description="What replaced it: updated / consolidated / appended")
-    job_id: str | None
-    llm_model: str | None
-    guard: str | None = Field(description="MergeGuard outcome and figures")
-    merged_ids: list[str] = Field(description="Memories folded into this one by the change")
-    created_at: str
-
-
-class HistoryOut(BaseModel):
-    memory_id: str
-    namespace: str
-    body: str
-    status: str = Field(description="live, or retired (folded into `retired_into`)")
-    retired_into: str | None
-    created_at: str
-    updated_at: str
-    revisions: list[RevisionOut] = Field(description="Previous bodies, newest first")
-    jobs: list[JobOut] = Field(description="Remember jobs that ended in this memory, newest first")
-    merged_from: list[str]
-
-    @classmethod
-    def of(cls, history: History) -> "HistoryOut":
-        return cls(
-            memory_id=history.memory_id,
-            namespace=history.namespace,
-            body=history.body,
-            status=history.status,
-            retired_into=history.retired_into,
-            created_at=_iso(history.created_at),
-            updated_at=_iso(history.updated_at),
-            revisions=[
-                RevisionOut(
-                    body=r.body,
-                    replaced_by=r.decision,
-                    job_id=r.job_id,
-                    llm_model=r.llm_model,
-                    guard=r.guard,
-                    merged_ids=list(r.merged_ids),
-                    created_at=_iso(r.created_at),
-                )
-                for r in history.revisions
-            ],
-            jobs=[JobOut.of(job) for job in history.jobs],
-            merged_from=history.merged_from,
-        )
-
-
-def history_text(out: HistoryOut) -> str:
-    lines = [f"{out.memory_id} [{out.status}] {out.body}"]
-    if out.retired_into:
-        lines.append(f"folded into {out.retired_into}")
-    for r in out.revisions:
-        lines.append(f"- {r.created_at} {r.replaced_by} by job {r.job_id}; before: {r.body}")
-    for job in out.jobs:
-        lines.append(f"- {job.created_at} job {job.job_id} ({job.decision or job.status})")
-    return "\n".join(lines)
-
-
-class ForgetOut(BaseModel):
-    memory_id: str
-    erased_memories: list[str] = Field(description="The memory and any memories merged into it")
-    erased_jobs: int = Field(description="Remember jobs whose text was erased")
-
-    @classmethod
-    def of(cls, outcome: ForgetOutcome) -> "ForgetOut":
-        return cls(memory_id=outcome.memory_id, erased_memories=list(outcome.erased_memories),
-                   erased_jobs=outcome.erased_jobs)
-
-
-class MemoryOut(BaseModel):
-    id: str
-    text: str
-    namespace: str
-    created_at: str
-    updated_at: str
-    occurred_at: str | None
-    occurrences: int = Field(description="Times the same fact was remembered again")
-
-
-class ListOut(BaseModel):
-    memories: list[MemoryOut]
-    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null at the end")
-
-    @classmethod
-    def of(cls, page: MemoryPage) -> "ListOut":
-        return cls(
-            memories=[
-                MemoryOut(
-                    id=m.id, text=m.text, namespace=m.namespace, created_at=_iso(m.created_at),
-                    updated_at=_iso(m.updated_at), occurred_at=_iso(m.occurred_at) if m.occurred_at else None,
-                    occurrences=m.occurrences,
-                )
-                for m in page.items
-            ],
-            next_cursor=page.next_cursor,
-        )
-
-
-def list_text(out: ListOut) -> str:
-    if not out.memories:
-        return "No memories."
-    lines = [f"{m.id} [{(m.occurred_at or m.created_at)[:10]}] ({m.namespace}) {m.text}" for m in out.memories]
-    if out.next_cursor:
-        lines.append(f"(more: cursor={out.next_cursor})")
-    return "\n".join(lines)
-
-
 def _reply(text: str, model: BaseModel) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=model.model_dump())
-
-
-def job_line(job: JobOut) -> str:
-    if job.status == "done":
-        return f"{job.job_id}: done ({job.decision}) -> memory {job.memory_id}"
-    if job.status == "failed":
-        return f"{job.job_id}: failed: {job.error}"
-    return f"{job.job_id}: queued (being curated; recall already sees it)"
-
-
-# --- the server ----------------------------------------------------------------
 
 
 class _TokenVerifier:

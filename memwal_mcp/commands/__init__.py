@@ -4,6 +4,8 @@
     WORKER            whether the curation worker runs while the command does
     add_arguments(parser)
     async run(service, args) -> None    prints its result to stdout
+or, to open (or diagnose) the store itself:
+    async run_standalone(settings, args) -> None
 
 `serve` is special: it owns the process (see commands/serve.py).
 """

@@ -3,23 +3,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from dataclasses import asdict
 
 from .. import __version__
 from ..config import Settings
 from ..doctor import Check, DoctorReport, run_doctor
-from ..service import MemoryService
-from ..store import integrity
 from .output import add_json_flag, emit
 
 NAME = "doctor"
 HELP = "check this installation (Python, SQLite, model, database, LLM) and print the MCP client config"
 WORKER = False
 
-# The CLI opens (and so creates) the database before a command runs; a database
-# first migrated after this module was imported did not exist when doctor was asked.
-_STARTED = time.time()
 _MARKS = {"ok": ("✓", "ok"), "fail": ("✗", "FAIL"), "warn": ("!", "warn"), "skip": ("-", "skip")}
 
 
@@ -70,6 +64,15 @@ async def diagnose(settings: Settings, args: argparse.Namespace, created_now: bo
         raise SystemExit(1)
 
 
-async def run(service: MemoryService, args: argparse.Namespace) -> None:
-    created = await service.db.read(integrity.created_at)
-    await diagnose(service.settings, args, created_now=created is not None and created >= _STARTED)
+async def run_standalone(settings: Settings, args: argparse.Namespace) -> None:
+    """Create and migrate the database as a first start would, but diagnose even when that fails."""
+    from ..store import Database
+
+    path = settings.db_path.expanduser()
+    existed = path.exists()
+    try:
+        async with Database(path):
+            pass
+    except Exception:  # noqa: BLE001 - the database check below says what is wrong
+        pass
+    await diagnose(settings, args, created_now=not existed and path.exists())

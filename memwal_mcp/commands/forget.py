@@ -4,7 +4,7 @@ import argparse
 
 from ..recall.format import recall_text
 from ..errors import InvalidInput
-from ..server import ForgetOut
+from ..schemas import ForgetOut
 from ..service import MemoryService
 from .output import add_json_flag, emit
 

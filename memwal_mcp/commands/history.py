@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..server import HistoryOut, history_text
+from ..schemas import HistoryOut, history_text
 from ..service import MemoryService
 from .output import add_json_flag, emit
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..server import ListOut, list_text
+from ..schemas import ListOut, list_text
 from ..service import MemoryService
 from .output import add_json_flag, emit
 

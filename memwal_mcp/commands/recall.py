@@ -3,7 +3,7 @@ from __future__ import annotations
 import argparse
 
 from ..recall.format import recall_text
-from ..server import RecallOut
+from ..schemas import RecallOut
 from ..service import MemoryService
 from .output import add_json_flag, emit
 

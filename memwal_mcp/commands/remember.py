@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..server import JobOut, job_line
+from ..schemas import JobOut, job_line
 from ..service import MemoryService
 from .output import add_json_flag, emit
 
