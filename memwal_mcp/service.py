@@ -280,15 +280,16 @@ class MemoryService:
         if embedder is None:
             raise EmbeddingError(str(self.embedder.error) if self.embedder.error else "embeddings are disabled (model 'none')")
         state = await self.db.write(reindex.begin, embedder.model_id, embedder.dim)
-        total = await self.db.read(reindex.remaining, 0)
         mark = state.last_rowid
-        done = total - await self.db.read(reindex.remaining, mark)
+        done = await self.db.read(reindex.done_upto, mark)
+        total = done + await self.db.read(reindex.remaining, mark)
         while rows := await self.db.read(reindex.next_batch, mark, batch_size):
             vectors = await anyio.to_thread.run_sync(embedder.embed_documents, [body for _, _, body in rows])
             mark = await self.db.write(
                 reindex.write_batch, state, [(rowid, lane, v) for (rowid, lane, _), v in zip(rows, vectors)]
             )
             done += len(rows)
+            total = max(total, done)  # memories added meanwhile
             if progress is not None:
                 progress(done, total)
         result = await self.db.write(reindex.finish, state)

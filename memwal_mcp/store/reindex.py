@@ -62,6 +62,10 @@ def begin(conn: sqlite3.Connection, model_id: str, dim: int) -> ReindexState:
     return state
 
 
+def done_upto(conn: sqlite3.Connection, mark: int) -> int:
+    return conn.execute("SELECT COUNT(*) FROM memories WHERE status = 'live' AND rowid <= ?", (mark,)).fetchone()[0]
+
+
 def remaining(conn: sqlite3.Connection, after_rowid: int) -> int:
     return conn.execute(
         "SELECT COUNT(*) FROM memories WHERE status = 'live' AND rowid > ?", (after_rowid,)
