@@ -12,7 +12,10 @@ from .records import ForgetOutcome, History, Hit, Job, MemoryPage, RecallResult
 
 
 def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds")
+    try:
+        return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds")
+    except (OverflowError, ValueError, OSError):  # stored before instants were range-checked
+        return f"@{ts}"
 
 
 class JobOut(BaseModel):

@@ -122,11 +122,11 @@ def build_server(
     )
     async def memwal_remember(
         text: Annotated[str, Field(description="The fact to keep, self-contained, e.g. 'User prefers dark roast coffee'")],
-        namespace: Annotated[str, Field(description="Partition inside your memory")] = "default",
+        namespace: Annotated[str | None, Field(description="Partition inside your memory")] = "default",
         idempotency_key: Annotated[
             str | None, Field(description="Send the same key when retrying a call, so it is stored once")
         ] = None,
-        wait_ms: Annotated[int, Field(description="Wait up to this long (0-30000) for curation to finish")] = 0,
+        wait_ms: Annotated[int | None, Field(description="Wait up to this long (0-30000) for curation to finish")] = 0,
         occurred_at: Annotated[
             str | None, Field(description="When the fact happened, ISO-8601 (e.g. '2026-11-30T14:00:00Z'), if not now")
         ] = None,
@@ -147,7 +147,7 @@ def build_server(
     )
     async def memwal_remember_status(
         job_ids: Annotated[list[str], Field(description="Job ids returned by memwal_remember (at most 50)")],
-        wait_ms: Annotated[int, Field(description="Wait up to this long (0-30000) for queued jobs")] = 0,
+        wait_ms: Annotated[int | None, Field(description="Wait up to this long (0-30000) for queued jobs")] = 0,
     ) -> Annotated[CallToolResult, StatusOut]:
         """Report what curation did with remember jobs: queued, done (decision and memory id),
         or failed (with the error)."""
@@ -162,12 +162,12 @@ def build_server(
     )
     async def memwal_recall(
         query: Annotated[str, Field(description="What you need to know, e.g. 'coffee preferences'")],
-        limit: Annotated[int, Field(description="Distinct facts to return, 1-100")] = 5,
-        namespace: Annotated[str, Field(description="Partition to search; '*' searches all of yours")] = "default",
+        limit: Annotated[int | None, Field(description="Distinct facts to return, 1-100")] = 5,
+        namespace: Annotated[str | None, Field(description="Partition to search; '*' searches all of yours")] = "default",
         min_score: Annotated[float | None, Field(description="Drop hits scoring below this (0-1)")] = None,
         since: Annotated[str | None, Field(description="Only facts from this ISO-8601 date or time on")] = None,
         until: Annotated[str | None, Field(description="Only facts up to this ISO-8601 date or time")] = None,
-        prefer_recent: Annotated[bool, Field(description="Rank newer facts higher")] = False,
+        prefer_recent: Annotated[bool | None, Field(description="Rank newer facts higher")] = False,
     ) -> Annotated[CallToolResult, RecallOut]:
         """Find remembered facts relevant to a query, best first. Identical copies of a fact
         are collapsed into one hit with a note saying how many were folded, and the reply
@@ -209,9 +209,9 @@ def build_server(
         annotations=ToolAnnotations(read_only_hint=True),
     )
     async def memwal_list(
-        namespace: Annotated[str, Field(description="Namespace to list; '*' for all of yours")] = "*",
+        namespace: Annotated[str | None, Field(description="Namespace to list; '*' for all of yours")] = "*",
         cursor: Annotated[str | None, Field(description="next_cursor from the previous page")] = None,
-        limit: Annotated[int, Field(description="Memories per page, 1-100")] = 20,
+        limit: Annotated[int | None, Field(description="Memories per page, 1-100")] = 20,
     ) -> Annotated[CallToolResult, ListOut]:
         """List what is remembered, newest first, a page at a time. Use for questions like
         "what do you remember about me?"."""

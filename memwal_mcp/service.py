@@ -190,6 +190,8 @@ class MemoryService:
         floor = validation.min_score(min_score)
         start = validation.instant(since, "since")
         end = validation.instant(until, "until", end_of_day=True)
+        if prefer_recent is None:
+            prefer_recent = False
         if not isinstance(prefer_recent, bool):
             raise InvalidInput("prefer_recent must be true or false")
 
@@ -267,7 +269,7 @@ class MemoryService:
             for r in rows[:count]
         ]
         more = len(rows) > count
-        return MemoryPage(items, validation.make_cursor(rows[count - 1].created_at, rows[count - 1].rowid) if more else None)
+        return MemoryPage(items, validation.make_cursor(rows[count - 1].created_at, rows[count - 1].id) if more else None)
 
     # --- reindex -----------------------------------------------------------------
 

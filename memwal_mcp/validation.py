@@ -15,6 +15,20 @@ MAX_JOB_IDS = 50
 MAX_KEY_CHARS = 256
 
 
+_ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+# Instants must print as ISO-8601 dates in UTC: years 1 to 9999, with a day's margin.
+_EARLIEST, _LATEST = -62135510400.0, 253402214400.0
+
+
+def show(value: object, width: int = 60) -> str:
+    """A caller's value for an error message: repr, cut short (the caller knows what they sent)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int too long to print
+        return "a very large integer"
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def _check_chars(name: str, value: str, allow_newlines: bool = True) -> None:
     for position, char in enumerate(value):
         if 0xD800 <= ord(char) <= 0xDFFF:
@@ -56,7 +70,7 @@ def namespace(value: object) -> str:
         return "default"
     if not isinstance(value, str) or not _NAMESPACE.match(value):
         raise InvalidInput(
-            f"namespace {value!r} is invalid: use 1-64 characters from letters, digits, '_', '.', ':' and '-', "
+            f"namespace {show(value)} is invalid: use 1-64 characters from letters, digits, '_', '.', ':' and '-', "
             "starting with a letter or digit"
         )
     return value
@@ -77,7 +91,7 @@ def wait_ms(value: object) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_WAIT_MS:
-        raise InvalidInput(f"wait_ms must be an integer from 0 to {MAX_WAIT_MS}, got {value!r}")
+        raise InvalidInput(f"wait_ms must be an integer from 0 to {MAX_WAIT_MS}, got {show(value)}")
     return value
 
 
@@ -85,7 +99,7 @@ def limit(value: object, default: int) -> int:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
-        raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {value!r}")
+        raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, got {show(value)}")
     return value
 
 
@@ -93,7 +107,7 @@ def min_score(value: object) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise InvalidInput(f"min_score must be a number from 0 to 1, got {value!r:.40}")
+        raise InvalidInput(f"min_score must be a number from 0 to 1, got {show(value)}")
     return float(value)
 
 
@@ -102,7 +116,7 @@ def job_ids(value: object) -> list[str]:
         raise InvalidInput("job_ids must be a non-empty list of job ids")
     if len(value) > MAX_JOB_IDS:
         raise InvalidInput(f"job_ids has {len(value)} ids; the limit is {MAX_JOB_IDS} per call")
-    if not all(isinstance(item, str) and 0 < len(item) <= 64 for item in value):
+    if not all(isinstance(item, str) and _ID.fullmatch(item) for item in value):
         raise InvalidInput("job_ids must contain job id strings such as 'j_0123456789abcdef'")
     return list(dict.fromkeys(value))
 
@@ -115,16 +129,18 @@ def _parse_instant(name: str, value: str, end_of_day: bool = False) -> float:
     try:
         if len(text) == 10:
             day = date.fromisoformat(text)
-            moment = datetime.combine(day + timedelta(days=1) if end_of_day else day, time(), timezone.utc)
-            return moment.timestamp() - (1e-6 if end_of_day else 0)
-        moment = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
-    except ValueError:
+            start = datetime.combine(day, time(), timezone.utc).timestamp()
+            moment = start + 86400 - 1e-6 if end_of_day else start
+        else:
+            parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+            moment = (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).timestamp()
+    except (ValueError, OverflowError):
         raise InvalidInput(
-            f"{name} {value!r:.60} is not an ISO-8601 date or date-time, e.g. '2026-11-30' or '2026-11-30T14:05:00Z'"
+            f"{name} {show(value)} is not an ISO-8601 date or date-time, e.g. '2026-11-30' or '2026-11-30T14:05:00Z'"
         ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
+    if not _EARLIEST <= moment <= _LATEST:  # it must print as a UTC date again
+        raise InvalidInput(f"{name} {show(value)} is outside the years 0001 to 9999 in UTC")
+    return moment
 
 
 def instant(value: object, name: str, end_of_day: bool = False) -> float | None:
@@ -141,26 +157,29 @@ def namespace_scope(value: object) -> str:
 
 
 def memory_id(value: object) -> str:
-    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9_\-]{1,64}", value):
-        raise InvalidInput(f"memory_id must be a memory id such as 'm_0123456789abcdef', got {value!r:.70}")
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        raise InvalidInput(f"memory_id must be a memory id such as 'm_0123456789abcdef', got {show(value)}")
     return value
 
 
-def make_cursor(created_at: float, rowid: int) -> str:
-    """An opaque paging position (it only positions within the caller's own list)."""
+def make_cursor(created_at: float, memory_id: str) -> str:
+    """An opaque paging position: a time and a random memory id, so it reveals no counts."""
     import base64
 
-    return base64.urlsafe_b64encode(f"{created_at!r}:{rowid}".encode()).decode().rstrip("=")
+    return base64.urlsafe_b64encode(f"{created_at!r}:{memory_id}".encode()).decode().rstrip("=")
 
 
-def cursor(value: object) -> tuple[float, int] | None:
+def cursor(value: object) -> tuple[float, str] | None:
     if value is None:
         return None
     import base64
+    import math
 
     try:
         assert isinstance(value, str) and len(value) < 200
-        created, _, rowid = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode().partition(":")
-        return float(created), int(rowid)
+        created, _, memory_id = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4)).decode().partition(":")
+        position = float(created)
+        assert math.isfinite(position) and _ID.fullmatch(memory_id)
+        return position, memory_id
     except Exception:
         raise InvalidInput("cursor is not one this server handed out; start without a cursor") from None

@@ -19,7 +19,10 @@ def recall_text(result: RecallResult) -> str:
     for number, hit in enumerate(result.hits, start=1):
         body = hit.text.replace("\n", "\n   ")  # keep continuation lines inside their hit
         pending = " [pending]" if hit.pending else ""
-        day = datetime.fromtimestamp(hit.when, tz=timezone.utc).date().isoformat()
+        try:
+            day = datetime.fromtimestamp(hit.when, tz=timezone.utc).date().isoformat()
+        except (OverflowError, ValueError, OSError):
+            day = "?"
         lines.append(f"{number}. [score={hit.score:.3f}] [{day}]{pending} {body}")
         if hit.copies:
             lines.append(copies_note(hit.copies))

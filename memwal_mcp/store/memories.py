@@ -393,24 +393,24 @@ def list_memories(
     conn: sqlite3.Connection,
     owner: str,
     namespace: str | None,
-    before: tuple[float, int] | None,
+    before: tuple[float, str] | None,
     since: float | None,
     limit: int,
 ) -> list[MemoryRow]:
-    """The owner's live memories, newest first, after the (created_at, rowid) position `before`."""
+    """The owner's live memories, newest first, after the (created_at, id) position `before`."""
     clauses, params = ["owner = ?", "status = 'live'"], [owner]
     if namespace is not None:
         clauses.append("namespace = ?")
         params.append(namespace)
     if before is not None:
-        clauses.append("(created_at < ? OR (created_at = ? AND rowid < ?))")
+        clauses.append("(created_at < ? OR (created_at = ? AND id < ?))")
         params += [before[0], before[0], before[1]]
     if since is not None:
         clauses.append("COALESCE(occurred_at, created_at) >= ?")
         params.append(since)
     rows = conn.execute(
         f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE {' AND '.join(clauses)}"
-        " ORDER BY created_at DESC, rowid DESC LIMIT ?",
+        " ORDER BY created_at DESC, id DESC LIMIT ?",
         (*params, limit),
     ).fetchall()
     return [MemoryRow(*row) for row in rows]

@@ -235,12 +235,6 @@ async def _session_calls(env: dict[str, str], stderr: Path, calls: list[tuple[st
     return results
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (severe): memwal_remember accepts an occurred_at that is outside the calendar in UTC "
-    "('9999-12-31T23:59:59-14:00' = year 10000). The job is stored and curated, but its reply crashes "
-    "(bare 'Error executing tool memwal_remember'), and from then on every memwal_recall / memwal_list whose "
-    "result includes that memory crashes too ('year 10000 is out of range' in the server log): one call "
-    "poisons the owner's recall, and the memory cannot even be listed to be forgotten."))
 async def test_an_occurred_at_outside_the_calendar_does_not_poison_recall(server_env, tmp_path: Path) -> None:
     remembered, recalled, listed = await _session_calls(server_env(), tmp_path / "stderr.log", [
         ("memwal_remember", {"text": "A fact dated at the end of time", "occurred_at": "9999-12-31T23:59:59-14:00",
@@ -253,28 +247,18 @@ async def test_an_occurred_at_outside_the_calendar_does_not_poison_recall(server
     assert not recalled.is_error and not listed.is_error
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: memwal_recall with until='9999-12-31' crashes (OverflowError in validation._parse_instant when it "
-    "adds a day to a bare end date); the caller gets the bare 'Error executing tool memwal_recall'."))
 async def test_until_the_last_day_of_the_calendar_is_answered(server_env, tmp_path: Path) -> None:
     (result,) = await _session_calls(server_env(), tmp_path / "stderr.log",
                                      [("memwal_recall", {"query": "coffee", "until": "9999-12-31"})])
     check_reply("memwal_recall", {}, result)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: memwal_list with a forged cursor whose position exceeds SQLite's 64-bit INTEGER crashes "
-    "(OverflowError from the query); the caller gets the bare 'Error executing tool memwal_list' instead of "
-    "'cursor is not one this server handed out'."))
 async def test_a_forged_cursor_is_refused_in_words(server_env, tmp_path: Path) -> None:
     forged = base64.urlsafe_b64encode(b"1.0:99999999999999999999999").decode().rstrip("=")
     (result,) = await _session_calls(server_env(), tmp_path / "stderr.log", [("memwal_list", {"cursor": forged})])
     check_reply("memwal_list", {}, result)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (minor): an invalid namespace is echoed whole in the tool error (validation.namespace formats "
-    "{value!r} without a cap): a 70,000-character namespace gives a 70,000-character error text."))
 async def test_a_huge_namespace_gets_a_short_error(server_env, tmp_path: Path) -> None:
     (result,) = await _session_calls(server_env(), tmp_path / "stderr.log",
                                      [("memwal_remember", {"text": "A fact", "namespace": "n" * 70_000})])
