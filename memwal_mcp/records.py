@@ -45,6 +45,8 @@ class Hit:
     # True for a job the curation worker has not folded in yet (read-your-writes fallback).
     pending: bool = False
     occurred_at: float | None = None
+    # norm_key() of the text when the store already knows it (saves normalizing at collapse).
+    key: str | None = None
 
     @property
     def when(self) -> float:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from ..normalize import normalize_text
+from ..normalize import norm_key
 from ..records import Hit
 
 
@@ -22,12 +22,15 @@ def collapse_duplicates(hits: Iterable[Hit], occurrences: dict[str, int] | None 
     """
     occurrences = occurrences or {}
     survivors: dict[str, Hit] = {}
+    folded: dict[str, int] = {}
     for hit in hits:
-        extra = occurrences.get(hit.id, 0)
-        key = normalize_text(hit.text)
-        kept = survivors.get(key)
-        if kept is None:
-            survivors[key] = replace(hit, copies=hit.copies + extra)
+        key = hit.key or norm_key(hit.text)
+        copies = hit.copies + occurrences.get(hit.id, 0)
+        if key in survivors:
+            folded[key] += 1 + copies
         else:
-            survivors[key] = replace(kept, copies=kept.copies + 1 + hit.copies + extra)
-    return list(survivors.values())
+            survivors[key] = hit
+            folded[key] = copies
+    return [
+        hit if folded[key] == hit.copies else replace(hit, copies=folded[key]) for key, hit in survivors.items()
+    ]

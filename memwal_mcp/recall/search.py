@@ -111,10 +111,13 @@ def _candidates(
             ranks.update(found)
             exhausted &= len(found) < k
     rows = memories.memories_by_rowid(conn, list(cosines.keys() | ranks.keys()))
-    if query_vector is not None:
-        missing = [rowid for rowid in ranks if rowid not in cosines and rowid in rows]
-        for rowid, vector in memories.vectors_by_rowid(conn, missing).items():
-            cosines[rowid] = float(vector @ query_vector)
+    if query_vector is not None:  # word matches that kNN did not reach: their cosine too
+        missing: dict[int, list[int]] = {}
+        for rowid in ranks:
+            if rowid not in cosines and rowid in rows:
+                missing.setdefault(rows[rowid].lane, []).append(rowid)
+        for lane, rowids in missing.items():
+            cosines.update(memories.cosines(conn, lane, query_vector, rowids))
     return [_Candidate(row, cosines.get(rowid), ranks.get(rowid)) for rowid, row in rows.items()], exhausted
 
 
@@ -151,7 +154,10 @@ class _Scorer:
 
 
 def _hit(row: memories.MemoryRow, score: float) -> Hit:
-    return Hit(row.id, row.body, score, row.namespace, row.created_at, row.updated_at, occurred_at=row.occurred_at)
+    return Hit(
+        row.id, row.body, score, row.namespace, row.created_at, row.updated_at,
+        occurred_at=row.occurred_at, key=row.norm_key,
+    )
 
 
 async def search(

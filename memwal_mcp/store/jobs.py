@@ -188,11 +188,12 @@ def release_lease(conn: sqlite3.Connection, lane: int, holder: str) -> None:
     )
 
 
-def next_batch(conn: sqlite3.Connection, lane: int, limit: int, now: float) -> list[QueuedJob]:
+def next_batch(conn: sqlite3.Connection, lane: int, limit: int, now: float, after_seq: int = 0) -> list[QueuedJob]:
+    """Due queued jobs of the lane in arrival order, after `after_seq` (the batch being worked on)."""
     rows = conn.execute(
         "SELECT seq, id, owner, namespace, lane_id, text, attempts, created_at, occurred_at FROM remember_jobs"
-        " WHERE lane_id = ? AND status = 'queued' AND next_attempt_at <= ? ORDER BY seq LIMIT ?",
-        (lane, now, limit),
+        " WHERE lane_id = ? AND status = 'queued' AND next_attempt_at <= ? AND seq > ? ORDER BY seq LIMIT ?",
+        (lane, now, after_seq, limit),
     ).fetchall()
     return [QueuedJob(*row) for row in rows]
 

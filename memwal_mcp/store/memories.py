@@ -28,9 +28,12 @@ class MemoryRow:
     updated_at: float
     occurred_at: float | None
     lane: int
+    norm_key: str
 
 
-_MEMORY_COLUMNS = "rowid, id, owner, namespace, body, occurrences, created_at, updated_at, occurred_at, lane_id"
+_MEMORY_COLUMNS = (
+    "rowid, id, owner, namespace, body, occurrences, created_at, updated_at, occurred_at, lane_id, norm_key"
+)
 
 
 def new_memory_id() -> str:
@@ -231,22 +234,23 @@ def set_vectors(
 
 
 def knn(conn: sqlite3.Connection, lane: int, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """(rowid, cosine similarity) of the k nearest live memories in the lane, best first."""
-    table = vector_table(conn)
-    if table is None:
+    """(rowid, cosine similarity) of the k nearest live memories in the lane, best first (exact)."""
+    from . import matrix
+
+    meta = conn.execute("SELECT vector_table, dim FROM embedding_meta WHERE singleton = 1").fetchone()
+    if meta is None:
         return []
-    rows = conn.execute(
-        f"SELECT rowid, distance FROM {table} WHERE embedding MATCH ? AND k = ? AND lane_id = ?"
-        " ORDER BY distance",
-        (_blob(query), k, lane),
-    ).fetchall()
-    return [(rowid, 1.0 - distance) for rowid, distance in rows]
+    return matrix.nearest(conn, meta[0], meta[1], lane, query, k)
 
 
-def average_length(conn: sqlite3.Connection, owner: str) -> float:
-    """Mean body length (characters) of the owner's live memories; 0 when there are none."""
-    row = conn.execute("SELECT live_count, live_chars FROM owner_text_stats WHERE owner = ?", (owner,)).fetchone()
-    return row[1] / row[0] if row and row[0] > 0 else 0.0
+def cosines(conn: sqlite3.Connection, lane: int, query: np.ndarray, rowids: Sequence[int]) -> dict[int, float]:
+    """Cosine of the query with these memories of the lane (those that have a vector)."""
+    from . import matrix
+
+    meta = conn.execute("SELECT vector_table, dim FROM embedding_meta WHERE singleton = 1").fetchone()
+    if meta is None or not rowids:
+        return {}
+    return matrix.cosines(conn, meta[0], meta[1], lane, query, list(rowids))
 
 
 def vectors_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, np.ndarray]:
@@ -256,6 +260,12 @@ def vectors_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[in
     marks = ",".join("?" * len(rowids))
     rows = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})", tuple(rowids))
     return {rowid: np.frombuffer(blob, dtype=np.float32) for rowid, blob in rows}
+
+
+def average_length(conn: sqlite3.Connection, owner: str) -> float:
+    """Mean body length (characters) of the owner's live memories; 0 when there are none."""
+    row = conn.execute("SELECT live_count, live_chars FROM owner_text_stats WHERE owner = ?", (owner,)).fetchone()
+    return row[1] / row[0] if row and row[0] > 0 else 0.0
 
 
 def fts(conn: sqlite3.Connection, lane: int, match: str, limit: int) -> list[tuple[int, float]]:
@@ -354,7 +364,7 @@ def memory_by_id(conn: sqlite3.Connection, owner: str, memory_id: str) -> tuple[
     ).fetchone()
     if row is None:
         return None
-    return MemoryRow(*row[:10]), row[10], row[11]
+    return MemoryRow(*row[:11]), row[11], row[12]
 
 
 def revisions(conn: sqlite3.Connection, rowid: int) -> list[Revision]:
