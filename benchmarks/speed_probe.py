@@ -1,0 +1,102 @@
+"""Where the time goes: the recall and curation steps timed one by one, synchronously.
+
+Runs the store functions that `recall.search` and the curation evaluator call, on
+a plain connection on this thread (so cProfile sees them, which it cannot inside
+aiosqlite's threads), over the lane as it is at this size. Read-only.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import logging
+import pstats
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memwal_mcp.curation.evaluator import evaluate
+from memwal_mcp.recall.lexical import fts_query
+from memwal_mcp.store import memories
+from memwal_mcp.store.connection import connect
+
+log = logging.getLogger("benchmarks.speed")
+
+
+class _Steps:
+    """Milliseconds per named step. A step whose store function changed shape is skipped
+    (logged once), so the probe never stops the benchmark."""
+
+    def __init__(self) -> None:
+        self.ms: dict[str, list[float]] = {}
+        self.broken: dict[str, str] = {}
+
+    def __call__(self, name: str, fn: Callable[[], Any], default: Any = None) -> Any:
+        if name in self.broken:
+            return default
+        started = time.perf_counter()
+        try:
+            value = fn()
+        except Exception as exc:  # noqa: BLE001 - a probe, not a test
+            self.broken[name] = f"{type(exc).__name__}: {exc}"
+            log.warning("probe step %r skipped: %s", name, self.broken[name])
+            return default
+        self.ms.setdefault(name, []).append((time.perf_counter() - started) * 1000)
+        return value
+
+
+def _steps(conn: Any, embedder: Any, settings: Any, lane: int, queries: Sequence[str], texts: Sequence[str],
+           vectors: np.ndarray) -> _Steps:
+    from memwal_mcp.recall import search as search_module
+
+    step = _Steps()
+    k = 100  # recall.search's first pool for limit=10: max(limit * 4, 100)
+    candidates = getattr(search_module, "_candidates", None)
+    for query in queries:
+        cache = getattr(embedder, "_query_cache", None)
+        if hasattr(cache, "clear"):
+            cache.clear()
+        qv = step("recall: embed query", lambda: embedder.embed_query(query))
+        match = fts_query(query)
+        if candidates is not None:
+            step(f"recall: all candidate queries (search._candidates, k={k})",
+                 lambda: candidates(conn, [lane], qv, match, k))
+        dense = step(f"recall: memories.knn k={k} (sqlite-vec)", lambda: memories.knn(conn, lane, qv, k), [])
+        lexical = step(f"recall: memories.fts (FTS5 BM25) limit {k}", lambda: memories.fts(conn, lane, match, k), [])
+        rowids = list({r for r, _ in dense} | {r for r, _ in lexical})
+        step("recall: memories_by_rowid (candidate rows)", lambda: memories.memories_by_rowid(conn, rowids))
+        in_dense = {r for r, _ in dense}
+        missing = [r for r, _ in lexical if r not in in_dense]
+        step("recall: vectors_by_rowid (FTS-only candidates)", lambda: memories.vectors_by_rowid(conn, missing))
+    for text, vector in zip(texts, vectors):
+        step("curation: evaluate() (exact match + kNN nomination)",
+             lambda: evaluate(conn, lane, text, vector, settings.curation, False))
+        step(f"curation: memories.knn k={settings.curation.nominator_k} (sqlite-vec)",
+             lambda: memories.knn(conn, lane, vector, settings.curation.nominator_k))
+    return step
+
+
+def breakdown(db_path: Path, embedder: Any, settings: Any, lane: int, queries: Sequence[str], texts: Sequence[str],
+              profile_to: Path | None = None) -> dict[str, dict[str, float]]:
+    """Median and p90 milliseconds per step; with `profile_to`, also a cProfile dump and its top lines on stderr."""
+    vectors = embedder.embed_documents(list(texts))
+    conn = connect(db_path)
+    try:
+        if profile_to is None:
+            steps = _steps(conn, embedder, settings, lane, queries, texts, vectors)
+        else:
+            profiler = cProfile.Profile()
+            steps = profiler.runcall(_steps, conn, embedder, settings, lane, queries, texts, vectors)
+            profile_to.parent.mkdir(parents=True, exist_ok=True)
+            profiler.dump_stats(str(profile_to))
+            out = io.StringIO()
+            pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(14)
+            log.info("cProfile of the step probe (%s), top by own time:\n%s", profile_to, out.getvalue())
+    finally:
+        conn.close()
+    return {name: {"p50_ms": round(statistics.median(v), 3),
+                   "p90_ms": round(float(np.percentile(v, 90)), 3), "n": len(v)} for name, v in steps.ms.items()}
