@@ -40,7 +40,7 @@ from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.errors import MemwalError
 from memwal_mcp.normalize import normalize_text
 from memwal_mcp.recall.format import recall_text
-from memwal_mcp.server import (
+from memwal_mcp.schemas import (
     ForgetOut,
     HistoryOut,
     JobOut,
