@@ -76,17 +76,25 @@ def curate_until_llm(
 ) -> tuple[int, Evaluation | None]:
     """Curate jobs in order until one needs the LLM.
 
-    Returns how many jobs were consumed (done, or failed and rescheduled) and, when
-    it stopped early, the evaluation of the job at that index (with its nominees).
+    One transaction for the run (the lease renewed inside it), one savepoint per job: a
+    job that fails is rolled back alone and rescheduled, and the others commit together
+    -- far fewer WAL writes than a commit per job. Returns how many jobs were consumed
+    (done, or failed and rescheduled) and, when it stopped early, the evaluation of the
+    job at that index (with its nominees).
     """
-    for index, job in enumerate(batch):
-        try:
-            with transaction(conn):
-                _renew(conn, lane, holder, settings.lease_s)
+    logged: list[tuple[list[str], str, str, str]] = []
+    stopped: tuple[int, Evaluation] | None = None
+    with transaction(conn):
+        _renew(conn, lane, holder, settings.lease_s)
+        for index, job in enumerate(batch):
+            conn.execute("SAVEPOINT job")
+            try:
                 evaluation = evaluate(conn, lane, job.text, vectors.get(job.id), settings, llm_available)
                 if evaluation.action == "ask_llm":
+                    conn.execute("RELEASE job")
                     _renew(conn, lane, holder, llm_hold_s)  # keep the lane while the LLM thinks
-                    return index, evaluation
+                    stopped = (index, evaluation)
+                    break
                 now = time.time()
                 if evaluation.action == "occurrence":
                     assert evaluation.target_rowid is not None and evaluation.target_id is not None
@@ -99,14 +107,17 @@ def curate_until_llm(
                 markers = [*evaluation.markers, *markers]
                 job_store.mark_done(conn, job.id, decision, memory_id, now)
                 memories.bump_counters(conn, markers)
-        except LeaseLost:
-            raise
-        except Exception as exc:  # one bad job must not stall its lane: retry it later
-            log.exception("curation of job %s failed", job.id)
-            record_failures(conn, [job], f"{type(exc).__name__}: {exc}", settings.max_attempts)
-            continue
-        _log(markers, job.id, memory_id, evaluation.reason)
-    return len(batch), None
+                conn.execute("RELEASE job")
+            except Exception as exc:  # one bad job must not stall its lane: retry it later
+                conn.execute("ROLLBACK TO job")
+                conn.execute("RELEASE job")
+                log.exception("curation of job %s failed", job.id)
+                _reschedule(conn, job, f"{type(exc).__name__}: {exc}", settings.max_attempts)
+                continue
+            logged.append((markers, job.id, memory_id, evaluation.reason))
+    for entry in logged:  # after the commit: only what is really written is logged
+        _log(*entry)
+    return stopped if stopped is not None else (len(batch), None)
 
 
 def apply_plan(
@@ -201,11 +212,15 @@ def record_failures(
     conn: sqlite3.Connection, batch: Sequence[job_store.QueuedJob], error: str, max_attempts: int
 ) -> None:
     """Count a failed attempt for each job: back to the queue with backoff, or failed for good."""
-    now = time.time()
     with transaction(conn):
         for job in batch:
-            final = job.attempts + 1 >= max_attempts
-            retry_at = None if final else now + retry_delay_s(job.attempts)
-            job_store.mark_attempt_failed(conn, job.id, error, retry_at, now)
-            if final:
-                log.error("job %s failed after %d attempts: %s", job.id, job.attempts + 1, error)
+            _reschedule(conn, job, error, max_attempts)
+
+
+def _reschedule(conn: sqlite3.Connection, job: job_store.QueuedJob, error: str, max_attempts: int) -> None:
+    now = time.time()
+    final = job.attempts + 1 >= max_attempts
+    retry_at = None if final else now + retry_delay_s(job.attempts)
+    job_store.mark_attempt_failed(conn, job.id, error, retry_at, now)
+    if final:
+        log.error("job %s failed after %d attempts: %s", job.id, job.attempts + 1, error)
