@@ -356,3 +356,37 @@ async def test_jobs_left_queued_by_a_closed_service_are_curated_by_the_next(
         ("default", 2),
         ("work", 0),
     ]
+
+
+async def test_a_job_whose_write_fails_is_rolled_back_alone(make_settings, embedder) -> None:
+    """A failure while applying one job (here a trigger refusing its row) undoes just that job."""
+    from memwal_mcp.store.connection import connect
+
+    settings = make_settings(curation={"max_attempts": 2})
+    queued = MemoryService(settings, embedder=embedder)
+    async with queued.running(worker=False):
+        jobs = [
+            (await queued.remember("local", text)).job.id
+            for text in ("The boiler is serviced in October", "POISON pill", "The bins go out on Tuesday")
+        ]
+    conn = connect(settings.db_path)
+    conn.execute(
+        "CREATE TRIGGER refuse_poison BEFORE INSERT ON memories WHEN NEW.body LIKE '%POISON%'"
+        " BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
+    )
+    conn.close()
+
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running():
+        good, poison, later = await svc.status("local", jobs, wait_ms=10000)
+        assert good.status == later.status == "done"
+        for _ in range(40):  # the poison job is retried after its backoff, then fails for good
+            poison = (await svc.status("local", [jobs[1]]))[0]
+            if poison.status == "failed":
+                break
+            await anyio.sleep(0.1)
+        assert poison.status == "failed" and "poisoned row" in (poison.error or "")
+        bodies = await svc.db.read(lambda c: [r[0] for r in c.execute("SELECT body FROM memories ORDER BY rowid")])
+        assert bodies == ["The boiler is serviced in October", "The bins go out on Tuesday"]
+        counters = await svc.stats()
+        assert counters.counters.get("curation_created") == 2
