@@ -45,7 +45,13 @@ def _log(markers: Sequence[str], job_id: str, memory_id: str, reason: str) -> No
 def _create(
     conn: sqlite3.Connection, job: job_store.QueuedJob, vector: np.ndarray | None, model_id: str | None, now: float
 ) -> tuple[str, list[str]]:
-    _, memory_id = memories.create_memory(
+    return _create_row(conn, job, vector, model_id, now)[1:]
+
+
+def _create_row(
+    conn: sqlite3.Connection, job: job_store.QueuedJob, vector: np.ndarray | None, model_id: str | None, now: float
+) -> tuple[int, str, list[str]]:
+    rowid, memory_id = memories.create_memory(
         conn,
         owner=job.owner,
         namespace=job.namespace,
@@ -59,7 +65,7 @@ def _create(
         occurred_at=job.occurred_at,
         created_at=job.created_at,
     )
-    return memory_id, ["curation_created"] + ([] if vector is not None else ["curation_created_without_vector"])
+    return rowid, memory_id, ["curation_created"] + ([] if vector is not None else ["curation_created_without_vector"])
 
 
 def curate_until_llm(
@@ -86,10 +92,14 @@ def curate_until_llm(
     stopped: tuple[int, Evaluation] | None = None
     with transaction(conn):
         _renew(conn, lane, holder, settings.lease_s)
+        nominate = _BatchNominations(conn, lane, batch, vectors, settings) if settings.enabled else None
         for index, job in enumerate(batch):
             conn.execute("SAVEPOINT job")
             try:
-                evaluation = evaluate(conn, lane, job.text, vectors.get(job.id), settings, llm_available)
+                candidates = nominate.candidates(job.id) if nominate else None
+                evaluation = evaluate(
+                    conn, lane, job.text, vectors.get(job.id), settings, llm_available, candidates
+                )
                 if evaluation.action == "ask_llm":
                     conn.execute("RELEASE job")
                     _renew(conn, lane, holder, llm_hold_s)  # keep the lane while the LLM thinks
@@ -102,12 +112,14 @@ def curate_until_llm(
                     memory_id, markers = evaluation.target_id, ["curation_occurrence"]
                     decision = "occurrence"
                 else:
-                    memory_id, markers = _create(conn, job, vectors.get(job.id), model_id, now)
+                    rowid, memory_id, markers = _create_row(conn, job, vectors.get(job.id), model_id, now)
                     decision = "created"
                 markers = [*evaluation.markers, *markers]
                 job_store.mark_done(conn, job.id, decision, memory_id, now)
                 memories.bump_counters(conn, markers)
                 conn.execute("RELEASE job")
+                if decision == "created" and nominate is not None:
+                    nominate.created(rowid, vectors.get(job.id))
             except Exception as exc:  # one bad job must not stall its lane: retry it later
                 conn.execute("ROLLBACK TO job")
                 conn.execute("RELEASE job")
@@ -118,6 +130,40 @@ def curate_until_llm(
     for entry in logged:  # after the commit: only what is really written is logged
         _log(*entry)
     return stopped if stopped is not None else (len(batch), None)
+
+
+class _BatchNominations:
+    """kNN candidates for every job of a run, from one matrix product over the lane as it
+    was when the run began, plus the memories the run itself creates (so proposals in one
+    batch still nominate each other). Nothing else changes the lane during a run: it holds
+    the lease, and LLM decisions end a run."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        lane: int,
+        batch: Sequence[job_store.QueuedJob],
+        vectors: dict[str, np.ndarray],
+        settings: CurationSettings,
+    ) -> None:
+        ids = [job.id for job in batch if job.id in vectors]
+        k = settings.nominator_k
+        found = memories.knn_many(conn, lane, np.stack([vectors[i] for i in ids]), k) if ids else []
+        self._before = dict(zip(ids, found))
+        self._vectors = vectors
+        self._k = k
+        self._fresh: list[tuple[int, np.ndarray]] = []
+
+    def candidates(self, job_id: str) -> list[tuple[int, float]] | None:
+        vector = self._vectors.get(job_id)
+        if vector is None:
+            return None
+        fresh = [(rowid, float(other @ vector)) for rowid, other in self._fresh]
+        return sorted(self._before.get(job_id, []) + fresh, key=lambda c: -c[1])[: self._k]
+
+    def created(self, rowid: int, vector: np.ndarray | None) -> None:
+        if vector is not None:
+            self._fresh.append((rowid, vector))
 
 
 def apply_plan(

@@ -44,6 +44,7 @@ def evaluate(
     vector: np.ndarray | None,
     settings: CurationSettings,
     llm_available: bool,
+    candidates: list[tuple[int, float]] | None = None,
 ) -> Evaluation:
     if not settings.enabled:
         return Evaluation("create", "curation disabled")
@@ -54,7 +55,9 @@ def evaluate(
 
     markers: list[str] = []
     if vector is not None:
-        nominees = vector_nominees(conn, lane, vector, settings.nominator_k, settings.nominator_threshold)
+        nominees = vector_nominees(
+            conn, lane, vector, settings.nominator_k, settings.nominator_threshold, candidates
+        )
     else:
         nominees = lexical_nominees(conn, lane, text)
         markers.append("curation_nominator_degraded")

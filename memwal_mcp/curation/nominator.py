@@ -26,9 +26,17 @@ def _hydrate(conn: sqlite3.Connection, scored: list[tuple[int, float | None]]) -
 
 
 def vector_nominees(
-    conn: sqlite3.Connection, lane: int, vector: np.ndarray, k: int, threshold: float
+    conn: sqlite3.Connection,
+    lane: int,
+    vector: np.ndarray,
+    k: int,
+    threshold: float,
+    candidates: list[tuple[int, float]] | None = None,
 ) -> list[Nominee]:
-    scored = [(rowid, sim) for rowid, sim in memories.knn(conn, lane, vector, k) if sim >= threshold]
+    """The k most similar live memories at or above the threshold. `candidates` (rowid, cosine),
+    when given, were computed for a whole batch at once and replace the kNN query."""
+    found = memories.knn(conn, lane, vector, k) if candidates is None else candidates
+    scored = sorted(((rowid, sim) for rowid, sim in found if sim >= threshold), key=lambda c: -c[1])[:k]
     return _hydrate(conn, scored)
 
 

@@ -243,6 +243,16 @@ def knn(conn: sqlite3.Connection, lane: int, query: np.ndarray, k: int) -> list[
     return matrix.nearest(conn, meta[0], meta[1], lane, query, k)
 
 
+def knn_many(conn: sqlite3.Connection, lane: int, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+    """`knn` for each row of `queries`, in one pass over the lane."""
+    from . import matrix
+
+    meta = conn.execute("SELECT vector_table, dim FROM embedding_meta WHERE singleton = 1").fetchone()
+    if meta is None:
+        return [[] for _ in range(len(queries))]
+    return matrix.nearest_many(conn, meta[0], meta[1], lane, queries, k)
+
+
 def cosines(conn: sqlite3.Connection, lane: int, query: np.ndarray, rowids: Sequence[int]) -> dict[int, float]:
     """Cosine of the query with these memories of the lane (those that have a vector)."""
     from . import matrix
