@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import EmbeddingError
+from . import matrix
+from .database import transaction
 
 # The first vector table's name; `vector_table(conn)` gives the one in use.
 VECTOR_TABLE = "memory_vectors"
@@ -69,18 +71,13 @@ def ensure_vector_table(conn: sqlite3.Connection, model_id: str, dim: int) -> st
     """
     stored = vector_model(conn)
     if stored is None:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             if vector_model(conn) is None:
                 conn.execute(
                     "INSERT INTO embedding_meta (singleton, model_id, dim, created_at) VALUES (1, ?, ?, ?)",
                     (model_id, dim, time.time()),
                 )
                 create_vector_table(conn, VECTOR_TABLE, dim)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         stored = vector_model(conn)
     assert stored is not None
     stored_model, stored_dim = stored
@@ -206,8 +203,7 @@ def set_vectors(
     live, still unembedded and still has that body -- a forget, merge or undo may have landed
     meanwhile. Returns how many were stored."""
     stored = 0
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         table = vector_table(conn)
         if table is None:
             raise EmbeddingError("no vector table yet: the model's dimension is not recorded")
@@ -223,44 +219,34 @@ def set_vectors(
                     f"INSERT INTO {table} (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, _blob(vector))
                 )
                 stored += 1
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return stored
 
 
 # --- read side -------------------------------------------------------------
 
 
+def _vector_space(conn: sqlite3.Connection) -> tuple[str, int] | None:
+    """(vector table in use, dimension), or None before the first vector."""
+    row = conn.execute("SELECT vector_table, dim FROM embedding_meta WHERE singleton = 1").fetchone()
+    return (row[0], row[1]) if row else None
+
+
 def knn(conn: sqlite3.Connection, lane: int, query: np.ndarray, k: int) -> list[tuple[int, float]]:
     """(rowid, cosine similarity) of the k nearest live memories in the lane, best first (exact)."""
-    from . import matrix
-
-    meta = conn.execute("SELECT vector_table, dim FROM embedding_meta WHERE singleton = 1").fetchone()
-    if meta is None:
-        return []
-    return matrix.nearest(conn, meta[0], meta[1], lane, query, k)
+    space = _vector_space(conn)
+    return [] if space is None else matrix.nearest(conn, *space, lane, query, k)
 
 
 def knn_many(conn: sqlite3.Connection, lane: int, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
     """`knn` for each row of `queries`, in one pass over the lane."""
-    from . import matrix
-
-    meta = conn.execute("SELECT vector_table, dim FROM embedding_meta WHERE singleton = 1").fetchone()
-    if meta is None:
-        return [[] for _ in range(len(queries))]
-    return matrix.nearest_many(conn, meta[0], meta[1], lane, queries, k)
+    space = _vector_space(conn)
+    return [[] for _ in range(len(queries))] if space is None else matrix.nearest_many(conn, *space, lane, queries, k)
 
 
 def cosines(conn: sqlite3.Connection, lane: int, query: np.ndarray, rowids: Sequence[int]) -> dict[int, float]:
     """Cosine of the query with these memories of the lane (those that have a vector)."""
-    from . import matrix
-
-    meta = conn.execute("SELECT vector_table, dim FROM embedding_meta WHERE singleton = 1").fetchone()
-    if meta is None or not rowids:
-        return {}
-    return matrix.cosines(conn, meta[0], meta[1], lane, query, list(rowids))
+    space = _vector_space(conn)
+    return {} if space is None or not rowids else matrix.cosines(conn, *space, lane, query, list(rowids))
 
 
 def vectors_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, np.ndarray]:
