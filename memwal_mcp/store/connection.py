@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import importlib
 import logging
+import random
 import sqlite3
+import time
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
@@ -21,6 +23,12 @@ log = logging.getLogger(__name__)
 # Module names tried in order: the interpreter's own, then the PyPI builds.
 SQLITE_CANDIDATES: tuple[str, ...] = ("sqlite3", "sqlean", "pysqlite3.dbapi2")
 BUSY_TIMEOUT_MS = 5000
+# SQLite primary result codes for "another connection holds the lock".
+BUSY_CODES = frozenset({5, 6})
+
+
+def is_busy(exc: BaseException) -> bool:
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in BUSY_CODES
 
 
 def _load_vec(conn: sqlite3.Connection) -> None:
@@ -77,13 +85,29 @@ def sqlite_module() -> ModuleType:
     return module
 
 
+def _set_wal(conn: sqlite3.Connection) -> None:
+    """Switching a file to WAL can fail with "database is locked" at once, without the busy
+    handler, while another process opens or migrates the same new file: retry, bounded."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    delay = 0.01
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except Exception as exc:
+            if not is_busy(exc) or time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 0.5)
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """A tuned connection: WAL, busy timeout, autocommit (transactions are explicit)."""
     module = sqlite_module()
     conn = module.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     _load_vec(conn)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    conn.execute("PRAGMA journal_mode = WAL")
+    _set_wal(conn)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA temp_store = MEMORY")

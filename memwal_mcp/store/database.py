@@ -21,14 +21,12 @@ import aiosqlite
 import anyio
 
 from ..errors import StoreUnavailable
-from .connection import connect, sqlite_module
+from .connection import connect, is_busy, sqlite_module
 from .migrations import apply_migrations
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# SQLite primary result codes for "another connection holds the lock".
-_BUSY_CODES = {5, 6}
 # Total time a write may spend waiting for other processes before it gives up.
 WRITE_DEADLINE_S = 30.0
 
@@ -45,16 +43,11 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("COMMIT")
 
 
-def _is_busy(exc: BaseException) -> bool:
-    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _BUSY_CODES
-
-
 class Database:
     def __init__(self, path: Path) -> None:
         self.path = Path(path).expanduser()
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
-        self.fts_secure_delete = False
 
     async def open(self) -> None:
         try:
@@ -66,9 +59,6 @@ class Database:
         applied = await self.write(apply_migrations)
         if applied:
             log.info("database %s: applied migrations %s", self.path, ", ".join(applied))
-        from .lifecycle import enable_fts_secure_delete
-
-        self.fts_secure_delete = await self.write(enable_fts_secure_delete)
         self._reader = await aiosqlite.Connection(lambda: connect(self.path), iter_chunk_size=64)
 
     async def close(self) -> None:
@@ -109,7 +99,7 @@ class Database:
             try:
                 return await self._run(conn, fn, args)
             except Exception as exc:
-                if not _is_busy(exc):
+                if not is_busy(exc):
                     raise
                 if time.monotonic() + delay > deadline:
                     raise StoreUnavailable(
