@@ -9,15 +9,19 @@ from __future__ import annotations
 import logging
 from typing import Annotated
 
+import anyio
+
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
-from . import __version__
+from . import __version__, validation
 from .errors import MemwalError
 from .ratelimit import RateLimiter
 from .tokens import Principal, TokenRegistry
@@ -35,6 +39,7 @@ from .schemas import (
 )
 from .recall.format import recall_text
 from .service import MemoryService
+from .stdio_replies import reply_to_unparseable
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +80,43 @@ class _TokenVerifier:
         )
 
 
+class _Server(MCPServer):
+    """MCPServer that words argument-type errors the way memwal's own validation does."""
+
+    async def call_tool(self, name, arguments, context=None):  # type: ignore[no-untyped-def]
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                # The same prefix the SDK gives every other refusal of this tool.
+                message = validation.argument_errors(exc.__cause__.errors())
+                raise ToolError(f"Error executing tool {name}: {message}") from exc.__cause__
+            raise
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio serving, plus an error reply to request lines it cannot parse."""
+        async with stdio_server() as (read_stream, write_stream):
+            send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+            async def answer_unparseable() -> None:
+                async with send:
+                    async for item in read_stream:
+                        if isinstance(item, Exception):
+                            reply = reply_to_unparseable(item)
+                            log.info("unparseable request line (%s); %s", type(item).__name__,
+                                     "answered" if reply else "no reply due")
+                            if reply is not None:
+                                await write_stream.send(SessionMessage(reply))
+                            continue
+                        await send.send(item)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(answer_unparseable)
+                lowlevel = self._lowlevel_server  # what MCPServer.run_stdio_async runs, too
+                await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
+                tg.cancel_scope.cancel()
+
+
 def build_server(
     service: MemoryService,
     owner: str,
@@ -92,7 +134,7 @@ def build_server(
             "token_verifier": _TokenVerifier(registry),
             "auth": AuthSettings(issuer_url=url, resource_server_url=url, validate_token_resource=False),
         }
-    server = MCPServer(name="memwal", instructions=INSTRUCTIONS, version=__version__, **auth)
+    server = _Server(name="memwal", instructions=INSTRUCTIONS, version=__version__, **auth)
 
     def caller(scope: str, tool: str) -> str:
         """The owner this call acts for, after the scope and rate checks."""

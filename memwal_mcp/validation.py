@@ -183,3 +183,33 @@ def cursor(value: object) -> tuple[float, str] | None:
         return position, memory_id
     except Exception:
         raise InvalidInput("cursor is not one this server handed out; start without a cursor") from None
+
+
+_KINDS = {
+    "string": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
+    "list": "a list", "dict": "an object", "missing": None,
+}
+
+
+def argument_errors(errors: list[dict]) -> str:
+    """One line naming each argument of the wrong type, from pydantic's error list.
+
+    The MCP SDK checks argument types against the tool's schema before memwal sees
+    them; its own message is a multi-line pydantic dump with a URL. This says the same
+    in the words the rest of memwal uses ("text must be a string").
+    """
+    said: list[str] = []
+    for error in errors:
+        where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.get("loc", ()))
+        name = where.lstrip(".") or "arguments"
+        kind = str(error.get("type", ""))
+        if kind == "missing":
+            line = f"{name} is required"
+        elif kind == "extra_forbidden":
+            line = f"{name} is not an argument of this tool"
+        else:
+            expected = next((word for key, word in _KINDS.items() if kind.startswith(key)), None)
+            line = f"{name} must be {expected}" if expected else f"{name} is not valid"
+        if line not in said:
+            said.append(line)
+    return "; ".join(said) or "the arguments do not match the tool's schema"

@@ -183,7 +183,7 @@ class RawServer:
         await self.send(message)
         return self._next_id
 
-    async def response(self, request_id: int, timeout: float = CALL_TIMEOUT_S) -> dict[str, Any]:
+    async def response(self, request_id: int | None, timeout: float = CALL_TIMEOUT_S) -> dict[str, Any]:
         with anyio.fail_after(timeout):
             while request_id not in self._responses:
                 if self.proc.returncode is not None and all(r.done() for r in self._readers):
