@@ -21,7 +21,7 @@ import numpy as np
 
 from memwal_mcp.curation.evaluator import evaluate
 from memwal_mcp.recall.lexical import fts_query
-from memwal_mcp.store import memories
+from memwal_mcp.store import fts, memories
 from memwal_mcp.store.connection import connect
 
 log = logging.getLogger("benchmarks.speed")
@@ -66,7 +66,7 @@ def _steps(conn: Any, embedder: Any, settings: Any, lane: int, queries: Sequence
             step(f"recall: all candidate queries (search._candidates, k={k})",
                  lambda: candidates(conn, [lane], qv, match, k))
         dense = step(f"recall: memories.knn k={k} (sqlite-vec)", lambda: memories.knn(conn, lane, qv, k), [])
-        lexical = step(f"recall: memories.fts (FTS5 BM25) limit {k}", lambda: memories.fts(conn, lane, match, k), [])
+        lexical = step(f"recall: fts.search (FTS5 BM25) limit {k}", lambda: fts.search(conn, [lane], match, k), [])
         rowids = list({r for r, _ in dense} | {r for r, _ in lexical})
         step("recall: memories_by_rowid (candidate rows)", lambda: memories.memories_by_rowid(conn, rowids))
         in_dense = {r for r, _ in dense}

@@ -244,7 +244,7 @@ class MemoryService:
     async def forget(self, owner: str, memory_id: object) -> ForgetOutcome:
         """Erase a memory's content everywhere (body, revisions, source jobs); keep a tombstone."""
         mid = validation.memory_id(memory_id)
-        done = await self.db.write(lifecycle.forget_memory, owner, mid, self.db.fts_secure_delete)
+        done = await self.db.write(lifecycle.forget_memory, owner, mid)
         log.info("forgot memory %s (%d memories, %d jobs erased)", mid, len(done.memory_ids), done.jobs)
         return ForgetOutcome(mid, done.memory_ids, done.jobs)
 

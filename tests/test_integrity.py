@@ -25,6 +25,7 @@ from memwal_mcp.config import load_settings
 from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.service import MemoryService
 from memwal_mcp.store.backup import backup_database
+from memwal_mcp.store import fts
 from memwal_mcp.store.connection import connect
 from memwal_mcp.store.integrity import find_problems
 from tests.scripted_llm import Reply, ScriptedLLM
@@ -167,9 +168,33 @@ def test_a_realistic_store_passes_check(pristine: Path, copy: Path):
 # --- damage, one kind at a time -----------------------------------------------------------
 
 
+def fts_table(db: Path, owner: str) -> str:
+    conn = connect(db)
+    try:
+        return fts.tables(conn)[owner]
+    finally:
+        conn.close()
+
+
 def _delete_fts_row(db: Path) -> str:
     rowid, memory = one(db, "SELECT rowid, id FROM memories WHERE status = 'live' AND owner = 'alice' LIMIT 1")
-    sql(db, "DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+    sql(db, f"DELETE FROM {fts_table(db, 'alice')} WHERE rowid = ?", (rowid,))
+    return memory
+
+
+def _fts_row_in_another_owners_table(db: Path) -> str:
+    """Bob's full-text table also indexes one of alice's memories."""
+    rowid, memory, body, lane = one(db, "SELECT rowid, id, body, lane_id FROM memories WHERE status = 'live'"
+                                        " AND owner = 'alice' LIMIT 1")
+    sql(db, f"INSERT INTO {fts_table(db, 'bob')} (rowid, body, lane) VALUES (?, ?, ?)", (rowid, body, f"l{lane}"))
+    return memory
+
+
+def _fts_row_in_another_lane(db: Path) -> str:
+    rowid, memory = one(db, "SELECT rowid, id FROM memories WHERE status = 'live' AND owner = 'alice'"
+                            " AND namespace = 'work' LIMIT 1")
+    default, = one(db, "SELECT id FROM lanes WHERE owner = 'alice' AND namespace = 'default'")
+    sql(db, f"UPDATE {fts_table(db, 'alice')} SET lane = ? WHERE rowid = ?", (f"l{default}", rowid))
     return memory
 
 
@@ -224,6 +249,8 @@ def _queue_a_job_two_hours_ago(db: Path) -> str:
 
 DAMAGE: dict[str, tuple[Callable[[Path], str], str]] = {
     "delete an FTS row": (_delete_fts_row, "fts_row_missing"),
+    "index a memory in another owner's FTS table": (_fts_row_in_another_owners_table, "fts_row_other_owner"),
+    "index a memory under another lane": (_fts_row_in_another_lane, "fts_row_other_lane"),
     "delete a vector row": (_delete_vector_row, "vector_row_missing"),
     "point a job at another owner's memory": (_job_into_another_owners_memory, "job_memory_other_owner"),
     "move a memory to another lane": (_memory_into_another_lane, "memory_lane_crossed"),
@@ -288,7 +315,8 @@ def _retired_into_another_owner(db: Path) -> str:
     conn = connect(db)
     try:
         conn.execute("UPDATE memories SET status = 'retired', retired_into = ? WHERE id = ?", (bobs, memory))
-        conn.execute("DELETE FROM memories_fts WHERE rowid = (SELECT rowid FROM memories WHERE id = ?)", (memory,))
+        (rowid,) = conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory,)).fetchone()
+        conn.execute(f"DELETE FROM {fts.tables(conn)['alice']} WHERE rowid = ?", (rowid,))
         conn.execute("DELETE FROM memory_vectors WHERE rowid = (SELECT rowid FROM memories WHERE id = ?)", (memory,))
     finally:
         conn.close()
@@ -297,7 +325,7 @@ def _retired_into_another_owner(db: Path) -> str:
 
 def _stale_fts_body(db: Path) -> str:
     rowid, memory = one(db, "SELECT rowid, id FROM memories WHERE status = 'live' AND owner = 'carol'")
-    sql(db, "UPDATE memories_fts SET body = 'Carol works from Porto' WHERE rowid = ?", (rowid,))
+    sql(db, f"UPDATE {fts_table(db, 'carol')} SET body = 'Carol works from Porto' WHERE rowid = ?", (rowid,))
     return memory
 
 
@@ -448,7 +476,7 @@ def test_the_backlog_pass_never_gives_a_forgotten_memory_a_vector(tmp_path: Path
         conn.execute("COMMIT")
         # CurationWorker._embed_backlog: read the backlog, embed it off the writer (a forget lands meanwhile), write.
         backlog = memories.unembedded(conn, 256)
-        lifecycle.forget_memory(conn, "local", memory, True)
+        lifecycle.forget_memory(conn, "local", memory)
         memories.set_vectors(conn, [(r, l, b, np.full(4, 0.5, dtype=np.float32)) for r, l, b in backlog], "demo")
 
         assert [p.code for p in find_problems(conn) if p.severity == "error"] == []

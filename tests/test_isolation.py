@@ -663,13 +663,6 @@ async def _alice_view(embedder: FastEmbedEmbedder, bob_facts: int) -> tuple[list
                 validation.cursor(page.next_cursor) if page.next_cursor else None)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: recall scores depend on other owners' data. memories_fts is one FTS5 table for every owner, and "
-    "bm25() takes its document count, average length and term frequencies from the whole table, so bob "
-    "storing texts with the word 'zebra' lowers the score of alice's own zebra memory (about 0.39 -> 0.25). "
-    "Alice can watch a score to learn whether other owners' memories contain a word, and other owners' "
-    "data reorders her hits. Fix: per-owner BM25 statistics (an FTS table per owner/lane, or normalize "
-    "bm25 by owner-local statistics)."))
 def test_recall_scores_do_not_depend_on_the_other_owner(embedder: FastEmbedEmbedder) -> None:
     alone, _ = anyio.run(_alice_view, embedder, 0)
     beside_bob, _ = anyio.run(_alice_view, embedder, 6)

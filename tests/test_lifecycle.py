@@ -8,6 +8,7 @@ import pytest
 
 from memwal_mcp.errors import InvalidInput, NotFound
 from memwal_mcp.service import MemoryService
+from memwal_mcp.store import fts
 from memwal_mcp.store.connection import connect
 from tests.scripted_llm import Reply, ScriptedLLM
 
@@ -37,7 +38,8 @@ async def test_forget_erases_the_text_from_every_table_and_the_file(make_setting
 
     conn = connect(settings.db_path)
     try:
-        assert conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'zyxwvut'").fetchone() == (0,)
+        for name in fts.tables(conn).values():
+            assert conn.execute(f"SELECT count(*) FROM {name} WHERE {name} MATCH 'zyxwvut'").fetchone() == (0,)
         for table, in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
             if table.startswith("memory_vectors_"):  # sqlite-vec's internal chunk tables hold floats only
                 continue

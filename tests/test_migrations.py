@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from memwal_mcp.store import fts
 from memwal_mcp.store.connection import connect
+from memwal_mcp.store.jobs import ensure_lane
 from memwal_mcp.store.migrations import apply_migrations, load_migrations, migrations_dir
 
 SHIPPED = [m.name for m in load_migrations()]
@@ -51,9 +53,9 @@ def test_fresh_database_records_every_migration_once(db_path: Path) -> None:
         rows = recorded(conn)
         assert [name for _, name in rows] == SHIPPED
         assert [version for version, _ in rows] == [m.version for m in load_migrations()]
-        assert {"lanes", "remember_jobs", "memories", "memory_revisions", "memories_fts", "embedding_meta"} <= table_names(
-            conn
-        )
+        names = table_names(conn)
+        assert {"lanes", "remember_jobs", "memories", "memory_revisions", "embedding_meta"} <= names
+        assert "memories_fts" not in names  # replaced by one table per lane (migration 008)
     finally:
         conn.close()
     assert db_path.is_file()
@@ -301,3 +303,55 @@ def test_autocommit_connection(db_path: Path) -> None:
     finally:
         conn.close()
         other.close()
+
+
+def test_008_moves_full_text_into_one_table_per_owner(db_path: Path, folder: Path) -> None:
+    """A database written before 008: its shared FTS rows become per-owner tables, live memories only."""
+    for later in folder.glob("*.sql"):
+        if int(later.name[:3]) >= 8:
+            later.unlink()
+    conn = connect(db_path)
+    try:
+        apply_migrations(conn, folder)
+        now = time.time()
+        lanes: dict[tuple[str, str], int] = {}
+        for owner, namespace in (("alice", "default"), ("alice", "work"), ("bob", "default")):
+            lane = conn.execute("INSERT INTO lanes (owner, namespace) VALUES (?, ?)", (owner, namespace)).lastrowid
+            lanes[owner, namespace] = lane
+            for i, (body, status) in enumerate([(f"{owner} keeps bees at {namespace}", "live"),
+                                                (f"{owner} kept goats at {namespace}", "retired")]):
+                rowid = conn.execute(
+                    "INSERT INTO memories (id, owner, namespace, lane_id, body, norm_key, status, source_job_id,"
+                    " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (f"m_{lane}{i}", owner, namespace, lane, body, body, status, f"j_{lane}{i}", now, now),
+                ).lastrowid
+                if status == "live":
+                    conn.execute("INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (rowid, body))
+
+        assert apply_migrations(conn) == [n for n in SHIPPED if int(n[:3]) >= 8]
+
+        assert "memories_fts" not in table_names(conn)
+        assert set(fts.tables(conn)) == {"alice", "bob"}
+        alice = [lanes["alice", "default"], lanes["alice", "work"]]
+        assert len(fts.search(conn, alice, '"bees"', 10)) == 2
+        assert len(fts.search(conn, alice[:1], '"bees"', 10)) == 1
+        assert len(fts.search(conn, [lanes["bob", "default"]], '"bees"', 10)) == 1
+        assert fts.search(conn, alice, '"goats"', 10) == []
+        # The lane column never changes a score: one namespace or both, the same bm25.
+        assert dict(fts.search(conn, alice, '"bees" OR "work"', 10))[
+            fts.search(conn, alice[1:], '"bees" OR "work"', 10)[0][0]
+        ] == pytest.approx(fts.search(conn, alice[1:], '"bees" OR "work"', 10)[0][1])
+    finally:
+        conn.close()
+
+
+def test_a_new_owner_gets_a_full_text_table(db_path: Path) -> None:
+    conn = connect(db_path)
+    try:
+        apply_migrations(conn)
+        lane = ensure_lane(conn, "carol", "notes")
+        ensure_lane(conn, "carol", "work")
+        assert list(fts.tables(conn)) == ["carol"]
+        assert fts.search(conn, [lane], '"anything"', 5) == []
+    finally:
+        conn.close()

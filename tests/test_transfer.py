@@ -24,6 +24,7 @@ from memwal_mcp.config import load_settings
 from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.errors import InvalidInput
 from memwal_mcp.service import MemoryService
+from memwal_mcp.store import fts
 from memwal_mcp.store.connection import connect
 from memwal_mcp.transfer import (
     ImportFormatError,
@@ -181,6 +182,20 @@ def rows(db: Path, sql: str, *args: Any) -> list[tuple]:
         conn.close()
 
 
+def full_text_rows(db: Path) -> list[tuple]:
+    """(memory id, table's owner, lane's namespace, indexed body) across every owner's full-text table."""
+    conn = connect(db)
+    try:
+        found: list[tuple] = []
+        for owner, name in fts.tables(conn).items():
+            found += conn.execute(
+                f"SELECT m.id, ?, l.namespace, f.body FROM {name} f JOIN memories m ON m.rowid = f.rowid"
+                " JOIN lanes l ON 'l' || l.id = f.lane", (owner,)).fetchall()
+        return sorted(found)
+    finally:
+        conn.close()
+
+
 def table_counts(db: Path) -> dict[str, int]:
     """Rows in every table of the file, the FTS and vector shadow tables included."""
     names = [r[0] for r in rows(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
@@ -200,7 +215,7 @@ def state(db: Path) -> dict[str, list[tuple]]:
                               " r.created_at FROM memory_revisions r JOIN memories m ON m.rowid = r.memory_rowid"
                               " ORDER BY m.id, r.id"),
         "forgotten": rows(db, "SELECT memory_id, owner, namespace, jobs, forgotten_at FROM forgotten ORDER BY memory_id"),
-        "fts": rows(db, "SELECT m.id, f.body FROM memories_fts f JOIN memories m ON m.rowid = f.rowid ORDER BY m.id"),
+        "fts": full_text_rows(db),
         "vectors": rows(db, "SELECT id FROM memories WHERE status = 'live' AND vector_model IS NOT NULL ORDER BY id"),
     }
 

@@ -12,7 +12,7 @@ import sqlite3
 import numpy as np
 
 from ..recall.lexical import query_tokens
-from ..store import memories
+from ..store import fts, memories
 from .prompt import Nominee
 
 LEXICAL_TERMS = 8
@@ -49,5 +49,5 @@ def lexical_nominees(conn: sqlite3.Connection, lane: int, text: str) -> list[Nom
     if not terms:
         return []
     match = " OR ".join(f'"{term}"' for term in terms)
-    scored: list[tuple[int, float | None]] = [(rowid, None) for rowid, _ in memories.fts(conn, lane, match, LEXICAL_LIMIT)]
+    scored: list[tuple[int, float | None]] = [(rowid, None) for rowid, _ in fts.search(conn, [lane], match, LEXICAL_LIMIT)]
     return _hydrate(conn, scored)

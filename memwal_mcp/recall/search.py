@@ -27,9 +27,9 @@ import logging
 import math
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 import numpy as np
@@ -38,7 +38,7 @@ from ..embedding import Embedder
 from ..errors import EmbeddingError
 from ..records import Hit
 from ..store import Database
-from ..store import memories
+from ..store import fts, memories
 from ..store.jobs import QueuedJob
 from .collapse import collapse_duplicates
 from .lexical import bm25_to_score, coverage, fts_query
@@ -46,6 +46,8 @@ from .lexical import bm25_to_score, coverage, fts_query
 log = logging.getLogger(__name__)
 
 Mode = Literal["hybrid", "dense", "lexical"]
+A = TypeVar("A")
+B = TypeVar("B")
 # sqlite-vec's largest k for one KNN query.
 MAX_K = 4096
 # Most facts a recall scores outside the indexes (queued jobs are capped by the caller).
@@ -90,25 +92,28 @@ def check_dimension(conn: sqlite3.Connection, embedder: Embedder) -> bool:
     return True
 
 
+def _lexical(conn: sqlite3.Connection, lanes: Sequence[int], match: str | None, k: int) -> tuple[dict[int, float], bool]:
+    """Up to k BM25 matches in the lanes: (rowid -> bm25, True when there were no more)."""
+    if match is None:
+        return {}, True
+    found = fts.search(conn, lanes, match, k)
+    return dict(found), len(found) < k
+
+
 def _candidates(
     conn: sqlite3.Connection,
     lanes: Sequence[int],
     query_vector: np.ndarray | None,
-    match: str | None,
+    ranks: dict[int, float],
     k: int,
 ) -> tuple[list[_Candidate], bool]:
-    """Up to k per source per lane; True when no source had more to give."""
+    """Up to k nearest per lane joined with the word matches; True when kNN had no more to give."""
     cosines: dict[int, float] = {}
-    ranks: dict[int, float] = {}
     exhausted = True
-    for lane in lanes:
-        if query_vector is not None:
+    if query_vector is not None:
+        for lane in lanes:
             found = memories.knn(conn, lane, query_vector, k)
             cosines.update(found)
-            exhausted &= len(found) < k
-        if match is not None:
-            found = memories.fts(conn, lane, match, k)
-            ranks.update(found)
             exhausted &= len(found) < k
     rows = memories.memories_by_rowid(conn, list(cosines.keys() | ranks.keys()))
     if query_vector is not None:  # word matches that kNN did not reach: their cosine too
@@ -167,25 +172,30 @@ async def search(
     params: SearchParams,
     pending: Sequence[QueuedJob] = (),
 ) -> list[Hit]:
-    wants_dense = params.mode in ("hybrid", "dense")
-    query_vector: np.ndarray | None = None
-    indexed = False  # whether the vector index exists yet (it does once anything was embedded)
-    if wants_dense and embedder is not None:
-        indexed = await db.read(check_dimension, embedder)
-        query_vector = await anyio.to_thread.run_sync(embedder.embed_query, params.query)
+    dense = params.mode in ("hybrid", "dense") and embedder is not None
     # Without a query vector, lexical is all there is, whatever the mode.
-    match = fts_query(params.query) if params.mode != "dense" or query_vector is None else None
+    match = fts_query(params.query) if params.mode != "dense" or not dense else None
     if match is not None and params.average_length == 0.0:
         params = replace(params, average_length=await db.read(memories.average_length, params.owner))
+    indexed = dense and await db.read(check_dimension, embedder)  # vectors exist once anything was embedded
+    # A generous first pool: a fact ranked low by one signal can still win on both.
+    k = min(MAX_K, max(params.limit * 4, 100))
+
+    # The word search needs no query vector: it runs on the reader while the query is embedded.
+    lexical, query_vector = await _side_by_side(
+        lambda: db.read(_lexical, lanes, match, k),
+        lambda: anyio.to_thread.run_sync(embedder.embed_query, params.query) if dense else _none(),
+    )
     scorer = _Scorer(params, dense=query_vector is not None, lexical=match is not None, now=time.time())
 
     extra, occurrences = await _unindexed(db, embedder, lanes, params.query, query_vector, scorer, pending)
     floor = params.min_score if params.min_score is not None else -math.inf
 
-    # A generous first pool: a fact ranked low by one signal can still win on both.
-    k = min(MAX_K, max(params.limit * 4, 100))
     while True:
-        found, exhausted = await db.read(_candidates, lanes, query_vector if indexed else None, match, k)
+        ranks, words_exhausted = lexical or await db.read(_lexical, lanes, match, k)
+        lexical = None
+        found, exhausted = await db.read(_candidates, lanes, query_vector if indexed else None, ranks, k)
+        exhausted &= words_exhausted
         hits = [
             scorer.recency(_hit(c.row, scorer(c.cosine, scorer.lexical_score(c.bm25, len(c.row.body)))))
             for c in found
@@ -197,6 +207,29 @@ async def search(
         if len(distinct) >= params.limit or exhausted or k >= MAX_K:
             return distinct[: params.limit]
         k = min(MAX_K, k * 4)
+
+
+async def _none() -> None:
+    return None
+
+
+async def _side_by_side(first: Callable[[], Awaitable[A]], second: Callable[[], Awaitable[B]]) -> tuple[A, B]:
+    """Both at once; a failure comes out as itself (not wrapped in an ExceptionGroup)."""
+    results: list[Any] = [None, None]
+    errors: list[Exception] = []
+
+    async def run(index: int, fn: Callable[[], Awaitable[Any]]) -> None:
+        try:
+            results[index] = await fn()
+        except Exception as exc:  # noqa: BLE001 -- re-raised below, unwrapped
+            errors.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run, 0, first)
+        tg.start_soon(run, 1, second)
+    if errors:
+        raise errors[0]
+    return results[0], results[1]
 
 
 async def _unindexed(

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
+from . import fts
 from .memories import UNEMBEDDABLE, VECTOR_TABLE
 
 Severity = Literal["error", "warning", "info"]
@@ -388,27 +389,52 @@ def _owner_text_stats(conn: sqlite3.Connection) -> Iterator[Problem]:
 
 
 def _full_text_rows(conn: sqlite3.Connection) -> Iterator[Problem]:
-    rows = conn.execute(
-        "SELECT m.id FROM memories m LEFT JOIN memories_fts f ON f.rowid = m.rowid"
-        " WHERE m.status = 'live' AND f.rowid IS NULL ORDER BY m.rowid"
-    ).fetchall()
-    yield from _capped(rows, lambda memory: Problem(
-        "error", "fts_row_missing", "live memory has no full-text row (lexical recall cannot find it)",
-        "memories", memory))
-    rows = conn.execute(
-        "SELECT f.rowid, m.id, m.status FROM memories_fts f LEFT JOIN memories m ON m.rowid = f.rowid"
-        " WHERE m.rowid IS NULL OR m.status != 'live' ORDER BY f.rowid"
-    ).fetchall()
-    yield from _capped(rows, lambda rowid, memory, status: Problem(
-        "error", "fts_row_orphan",
-        f"indexes memory {memory}, which is {status}" if memory else f"indexes rowid {rowid}, which has no memory",
-        "memories_fts", str(rowid)))
-    rows = conn.execute(
-        "SELECT m.id FROM memories m JOIN memories_fts f ON f.rowid = m.rowid"
-        " WHERE m.status = 'live' AND f.body IS NOT m.body ORDER BY m.rowid"
-    ).fetchall()
-    yield from _capped(rows, lambda memory: Problem(
-        "error", "fts_body_stale", "full-text row indexes another body than the memory's", "memories", memory))
+    """Each owner's FTS5 table holds exactly their live memories, with current bodies and lanes."""
+    if not _table_exists(conn, "owner_fts"):  # before migration 008
+        return
+    tables = fts.tables(conn)
+    problems = [
+        Problem("error", "fts_table_missing", "owner has no full-text table (lexical recall cannot search it)",
+                "lanes", owner)
+        for (owner,) in conn.execute("SELECT DISTINCT owner FROM lanes ORDER BY owner") if owner not in tables
+    ]
+    for owner, name in tables.items():
+        if not _table_exists(conn, name):
+            problems.append(Problem("error", "fts_table_missing", f"full-text table {name} is gone", "owner_fts", owner))
+            continue
+        problems += [
+            Problem("error", "fts_row_missing", "live memory has no full-text row (lexical recall cannot find it)",
+                    "memories", memory)
+            for (memory,) in conn.execute(
+                f"SELECT m.id FROM memories m LEFT JOIN {name} f ON f.rowid = m.rowid"
+                " WHERE m.owner = ? AND m.status = 'live' AND f.rowid IS NULL ORDER BY m.rowid",
+                (owner,),
+            )
+        ]
+        for rowid, memory, m_owner, status, lane_ok, body_ok in conn.execute(
+            f"SELECT f.rowid, m.id, m.owner, m.status, f.lane = 'l' || m.lane_id, f.body IS m.body FROM {name} f"
+            " LEFT JOIN memories m ON m.rowid = f.rowid"
+            " WHERE m.rowid IS NULL OR m.owner != ? OR m.status != 'live' OR f.lane IS NOT 'l' || m.lane_id"
+            " OR f.body IS NOT m.body ORDER BY f.rowid",
+            (owner,),
+        ):
+            if memory is None:
+                problems.append(Problem("error", "fts_row_orphan", f"indexes rowid {rowid}, which has no memory", name,
+                                        str(rowid)))
+            elif m_owner != owner:
+                problems.append(Problem("error", "fts_row_other_owner",
+                                        f"{owner!r}'s full-text table indexes memory {memory} of another owner",
+                                        "memories", memory))
+            elif status != "live":
+                problems.append(Problem("error", "fts_row_orphan", f"indexes memory {memory}, which is {status}", name,
+                                        str(rowid)))
+            elif not lane_ok:
+                problems.append(Problem("error", "fts_row_other_lane", "full-text row names another lane than the memory's",
+                                        "memories", memory))
+            elif not body_ok:
+                problems.append(Problem("error", "fts_body_stale", "full-text row indexes another body than the memory's",
+                                        "memories", memory))
+    yield from _cap(problems)
 
 
 def _vector_meta(conn: sqlite3.Connection) -> tuple[str, str] | None:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..records import Job
+from . import fts
 from .database import transaction
 
 _JOB_COLUMNS = (
@@ -52,7 +53,9 @@ def ensure_lane(conn: sqlite3.Connection, owner: str, namespace: str) -> int:
     row = conn.execute("SELECT id FROM lanes WHERE owner = ? AND namespace = ?", (owner, namespace)).fetchone()
     if row:
         return row[0]
-    return conn.execute("INSERT INTO lanes (owner, namespace) VALUES (?, ?)", (owner, namespace)).lastrowid
+    lane = conn.execute("INSERT INTO lanes (owner, namespace) VALUES (?, ?)", (owner, namespace)).lastrowid
+    fts.create(conn, owner)
+    return lane
 
 
 def lane_id(conn: sqlite3.Connection, owner: str, namespace: str) -> int | None:

@@ -15,17 +15,8 @@ from dataclasses import dataclass
 
 from ..errors import InvalidInput, NotFound
 from ..normalize import norm_key
-from . import memories
+from . import fts, memories
 from .database import transaction
-
-
-def enable_fts_secure_delete(conn: sqlite3.Connection) -> bool:
-    """FTS5 removes deleted terms from its index at once (SQLite >= 3.44); False if unsupported."""
-    try:
-        conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('secure-delete', 1)")
-        return True
-    except Exception:  # older SQLite: forget() merges the index instead
-        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,14 +42,14 @@ def _folded_into(conn: sqlite3.Connection, memory_id: str) -> list[tuple[int, st
     return found
 
 
-def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str, fts_secure: bool) -> Forgotten:
+def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str) -> Forgotten:
     with transaction(conn):
         row = conn.execute(
-            "SELECT namespace, status FROM memories WHERE owner = ? AND id = ?", (owner, memory_id)
+            "SELECT namespace, status, lane_id FROM memories WHERE owner = ? AND id = ?", (owner, memory_id)
         ).fetchone()
         if row is None:
             raise NotFound(f"no memory with id {memory_id!r}")
-        namespace, status = row
+        namespace, status, lane = row
         if status == "forgotten":
             jobs = conn.execute("SELECT jobs FROM forgotten WHERE memory_id = ?", (memory_id,)).fetchone()
             return Forgotten((memory_id,), jobs[0] if jobs else 0)
@@ -74,7 +65,8 @@ def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str, fts_secu
             (now, owner, *ids),
         ).rowcount
         conn.execute(f"DELETE FROM memory_revisions WHERE memory_rowid IN ({row_marks})", rowids)
-        conn.execute(f"DELETE FROM memories_fts WHERE rowid IN ({row_marks})", rowids)
+        # Memories folded together belong to one owner, so one full-text table holds them all.
+        fts.remove(conn, lane, rowids, optimize=not fts.secure_delete_supported(conn))
         table = memories.vector_table(conn)
         if table is not None:
             conn.execute(f"DELETE FROM {table} WHERE rowid IN ({row_marks})", rowids)
@@ -87,8 +79,6 @@ def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str, fts_secu
             "INSERT OR REPLACE INTO forgotten (memory_id, owner, namespace, jobs, forgotten_at) VALUES (?, ?, ?, ?, ?)",
             [(mid, owner, namespace, jobs if mid == memory_id else 0, now) for mid in ids],
         )
-        if not fts_secure:
-            conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
     return Forgotten(tuple(ids), jobs)
 
 

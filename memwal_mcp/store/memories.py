@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import EmbeddingError
-from . import matrix
+from . import fts, matrix
 from .database import transaction
 
 # The first vector table's name; `vector_table(conn)` gives the one in use.
@@ -144,7 +144,7 @@ def create_memory(
         (memory_id, owner, namespace, lane, body, key, source_job_id, model_id if vector is not None else None,
          occurred_at, created_at if created_at is not None else now, now),
     ).lastrowid
-    conn.execute("INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (rowid, body))
+    fts.add(conn, lane, rowid, body)
     table = vector_table(conn) if vector is not None else None
     if table is not None:
         conn.execute(f"INSERT INTO {table} (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, _blob(vector)))
@@ -264,20 +264,6 @@ def average_length(conn: sqlite3.Connection, owner: str) -> float:
     return row[1] / row[0] if row and row[0] > 0 else 0.0
 
 
-def fts(conn: sqlite3.Connection, lane: int, match: str, limit: int) -> list[tuple[int, float]]:
-    """(rowid, bm25) of live memories in the lane matching an FTS5 expression, best first.
-
-    `match` must come from recall.lexical.fts_query, which quotes every user token.
-    """
-    return conn.execute(
-        "SELECT f.rowid, bm25(memories_fts) AS rank FROM memories_fts f"
-        " JOIN memories m ON m.rowid = f.rowid"
-        " WHERE memories_fts MATCH ? AND m.lane_id = ? AND m.status = 'live'"
-        " ORDER BY rank LIMIT ?",
-        (match, lane, limit),
-    ).fetchall()
-
-
 def memories_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, MemoryRow]:
     if not rowids:
         return {}
@@ -331,8 +317,7 @@ def replace_body(
         "UPDATE memories SET body = ?, norm_key = ?, vector_model = ?, updated_at = ? WHERE rowid = ?",
         (body, key, model_id if vector is not None else None, now, rowid),
     )
-    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
-    conn.execute("INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (rowid, body))
+    fts.replace(conn, lane, rowid, body)
     table = vector_table(conn)
     if table is not None:
         conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
@@ -342,11 +327,12 @@ def replace_body(
 
 def retire(conn: sqlite3.Connection, rowid: int, into_id: str, now: float) -> None:
     """Fold a memory into another (CONSOLIDATE): its body and history stay, it leaves the indexes."""
+    (lane,) = conn.execute("SELECT lane_id FROM memories WHERE rowid = ?", (rowid,)).fetchone()
     conn.execute(
         "UPDATE memories SET status = 'retired', retired_into = ?, updated_at = ? WHERE rowid = ? AND status = 'live'",
         (into_id, now, rowid),
     )
-    conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+    fts.remove(conn, lane, [rowid])
     table = vector_table(conn)
     if table is not None:
         conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
@@ -381,17 +367,17 @@ def retired_into(conn: sqlite3.Connection, memory_id: str) -> list[str]:
 def unretire(conn: sqlite3.Connection, owner: str, memory_id: str, from_id: str) -> bool:
     """Bring back a memory a CONSOLIDATE retired into `from_id`; it is re-indexed, its vector comes later."""
     row = conn.execute(
-        "SELECT rowid, body FROM memories WHERE owner = ? AND id = ? AND status = 'retired' AND retired_into = ?",
+        "SELECT rowid, body, lane_id FROM memories WHERE owner = ? AND id = ? AND status = 'retired' AND retired_into = ?",
         (owner, memory_id, from_id),
     ).fetchone()
     if row is None:
         return False
-    rowid, body = row
+    rowid, body, lane = row
     conn.execute(
         "UPDATE memories SET status = 'live', retired_into = NULL, vector_model = NULL, updated_at = ? WHERE rowid = ?",
         (time.time(), rowid),
     )
-    conn.execute("INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (rowid, body))
+    fts.add(conn, lane, rowid, body)
     return True
 
 

@@ -11,8 +11,14 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
+
+from . import fts
 
 _NAME = re.compile(r"^(\d+)_[\w-]+\.sql$")
+# Steps SQL cannot express (tables named per row), run after a migration's script in
+# its transaction. Each must work on the schema as that migration leaves it.
+_AFTER: dict[int, Callable[[sqlite3.Connection], object]] = {8: fts.create_missing}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +84,8 @@ def apply_migrations(conn: sqlite3.Connection, folder: Path | None = None) -> li
                 continue
             for statement in _split_statements(migration.sql):
                 conn.execute(statement)
+            if migration.version in _AFTER:
+                _AFTER[migration.version](conn)
             conn.execute(
                 "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                 (migration.version, migration.name, time.time()),

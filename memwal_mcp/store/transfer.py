@@ -22,6 +22,7 @@ from typing import Literal, Union
 from ..errors import InvalidInput
 from ..normalize import norm_key
 from ..records import Job
+from . import fts
 from .database import transaction
 from .jobs import ensure_lane
 
@@ -260,7 +261,7 @@ def _import_memory(
          memory.occurred_at, memory.created_at, memory.updated_at),
     ).lastrowid
     if memory.status == "live":  # retired memories have left the indexes
-        conn.execute("INSERT INTO memories_fts (rowid, body) VALUES (?, ?)", (rowid, memory.body))
+        fts.add(conn, lane, rowid, memory.body)
     out.count("memory", True)
 
 

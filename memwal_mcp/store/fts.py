@@ -1,0 +1,125 @@
+"""One FTS5 table per owner: the full-text index of that owner's live memories.
+
+Why per owner and not one table for everyone: FTS5 keeps its BM25 statistics
+(document count, mean length, term frequencies) per table. In a shared table one
+owner's words moved another owner's scores -- a side channel across owners -- and
+every search had to join each match back to `memories` to drop other lanes' rows,
+which cost 3x the search itself at 100k memories (benchmarks/README.md).
+
+Why not per lane: the same text must score the same in every namespace of an owner,
+and `namespace="*"` ranks all of them together. Each row carries its lane as a
+second column (`l<lane id>`, weight 0 in bm25, so it never changes a score); a
+search limited to some of the owner's namespaces adds `lane : (...)` to the match.
+
+Table names hold an integer id from `owner_fts` only, never user text.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+PREFIX = "owner_fts_"
+
+
+def _name(table_id: int) -> str:
+    return f"{PREFIX}{int(table_id)}"
+
+
+def lane_token(lane: int) -> str:
+    return f"l{int(lane)}"
+
+
+def secure_delete_supported(conn: sqlite3.Connection) -> bool:
+    """FTS5's secure-delete option (SQLite >= 3.44) removes a deleted row's terms at once."""
+    (version,) = conn.execute("SELECT sqlite_version()").fetchone()
+    return tuple(int(part) for part in version.split(".")[:2]) >= (3, 44)
+
+
+def create(conn: sqlite3.Connection, owner: str) -> str:
+    """The owner's table, filled with their live memories if new. Call inside a write transaction."""
+    row = conn.execute("SELECT id FROM owner_fts WHERE owner = ?", (owner,)).fetchone()
+    if row is not None:
+        return _name(row[0])
+    name = _name(conn.execute("INSERT INTO owner_fts (owner) VALUES (?)", (owner,)).lastrowid)
+    conn.execute(f"CREATE VIRTUAL TABLE {name} USING fts5 (body, lane, tokenize = '{TOKENIZE}')")
+    if secure_delete_supported(conn):
+        conn.execute(f"INSERT INTO {name} ({name}, rank) VALUES ('secure-delete', 1)")
+    conn.execute(
+        f"INSERT INTO {name} (rowid, body, lane) SELECT rowid, body, 'l' || lane_id FROM memories"
+        " WHERE owner = ? AND status = 'live'",
+        (owner,),
+    )
+    return name
+
+
+def create_missing(conn: sqlite3.Connection) -> list[str]:
+    """Give every owner their table (databases from before migration 008); the owners that got one."""
+    owners = [owner for (owner,) in conn.execute(
+        "SELECT DISTINCT owner FROM lanes WHERE owner NOT IN (SELECT owner FROM owner_fts) ORDER BY owner"
+    )]
+    for owner in owners:
+        create(conn, owner)
+    return owners
+
+
+def table_of_lane(conn: sqlite3.Connection, lane: int) -> str | None:
+    row = conn.execute(
+        "SELECT f.id FROM lanes l JOIN owner_fts f ON f.owner = l.owner WHERE l.id = ?", (lane,)
+    ).fetchone()
+    return _name(row[0]) if row else None
+
+
+def _table(conn: sqlite3.Connection, lane: int) -> str:
+    name = table_of_lane(conn, lane)
+    if name is None:  # every lane's owner gets a table when the lane is made (jobs.ensure_lane)
+        raise LookupError(f"lane {lane} has no full-text table; run `memwal-mcp check`")
+    return name
+
+
+def add(conn: sqlite3.Connection, lane: int, rowid: int, body: str) -> None:
+    conn.execute(f"INSERT INTO {_table(conn, lane)} (rowid, body, lane) VALUES (?, ?, ?)", (rowid, body, lane_token(lane)))
+
+
+def replace(conn: sqlite3.Connection, lane: int, rowid: int, body: str) -> None:
+    name = _table(conn, lane)
+    conn.execute(f"DELETE FROM {name} WHERE rowid = ?", (rowid,))
+    conn.execute(f"INSERT INTO {name} (rowid, body, lane) VALUES (?, ?, ?)", (rowid, body, lane_token(lane)))
+
+
+def remove(conn: sqlite3.Connection, lane: int, rowids: Sequence[int], optimize: bool = False) -> None:
+    """Drop rows; `optimize` merges the index so deleted terms leave it (without secure-delete)."""
+    name = _table(conn, lane)
+    conn.executemany(f"DELETE FROM {name} WHERE rowid = ?", [(rowid,) for rowid in rowids])
+    if optimize:
+        conn.execute(f"INSERT INTO {name} ({name}) VALUES ('optimize')")
+
+
+def search(conn: sqlite3.Connection, lanes: Sequence[int], match: str, limit: int) -> list[tuple[int, float]]:
+    """(rowid, bm25) of live memories in these lanes (all of one owner) matching `match`, best first.
+
+    `match` must come from recall.lexical.fts_query, which quotes every user token.
+    """
+    if not lanes:
+        return []
+    row = conn.execute(
+        "SELECT f.id, (SELECT COUNT(*) FROM lanes o WHERE o.owner = l.owner) FROM lanes l"
+        " JOIN owner_fts f ON f.owner = l.owner WHERE l.id = ?",
+        (lanes[0],),
+    ).fetchone()
+    if row is None:
+        return []
+    name, owner_lanes = _name(row[0]), row[1]
+    expression = f"body : ({match})"
+    if len(set(lanes)) < owner_lanes:  # only some of the owner's namespaces
+        expression = "lane : (" + " OR ".join(f'"{lane_token(lane)}"' for lane in lanes) + f") AND {expression}"
+    return conn.execute(
+        f"SELECT rowid, bm25({name}, 1.0, 0.0) AS r FROM {name} WHERE {name} MATCH ? ORDER BY r LIMIT ?",
+        (expression, limit),
+    ).fetchall()
+
+
+def tables(conn: sqlite3.Connection) -> dict[str, str]:
+    """owner -> table name, for every owner with a table."""
+    return {owner: _name(table_id) for table_id, owner in conn.execute("SELECT id, owner FROM owner_fts ORDER BY id")}
