@@ -66,7 +66,7 @@ def _steps(conn: Any, embedder: Any, settings: Any, lane: int, queries: Sequence
             step(f"recall: all candidate queries (search._candidates, k={k})",
                  lambda: candidates(conn, [lane], qv, match, k))
         dense = step(f"recall: memories.knn k={k} (sqlite-vec)", lambda: memories.knn(conn, lane, qv, k), [])
-        lexical = step(f"recall: fts.search (FTS5 BM25) limit {k}", lambda: fts.search(conn, [lane], match, k), [])
+        lexical = step(f"recall: fts.search (FTS5 BM25) limit {k}", lambda: fts.search(conn, [lane], match, k)[0], [])
         rowids = list({r for r, _ in dense} | {r for r, _ in lexical})
         step("recall: memories_by_rowid (candidate rows)", lambda: memories.memories_by_rowid(conn, rowids))
         in_dense = {r for r, _ in dense}

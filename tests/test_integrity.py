@@ -483,3 +483,15 @@ def test_the_backlog_pass_never_gives_a_forgotten_memory_a_vector(tmp_path: Path
         assert conn.execute("SELECT COUNT(*) FROM memory_vectors WHERE rowid = ?", (rowid,)).fetchone() == (0,)
     finally:
         conn.close()
+
+
+def test_a_drifted_lane_live_count_is_a_warning(copy: Path):
+    lane, = one(copy, "SELECT id FROM lanes WHERE owner = 'carol'")
+    sql(copy, "UPDATE lanes SET live_count = live_count + 3 WHERE id = ?", (lane,))
+    conn = connect(copy)
+    try:
+        problems = find_problems(conn)
+    finally:
+        conn.close()
+    assert [p.code for p in problems if p.severity != "info"] == ["lane_live_count_drift"], problems
+    assert problems[0].ref == str(lane) or any(p.ref == str(lane) for p in problems)

@@ -49,5 +49,5 @@ def lexical_nominees(conn: sqlite3.Connection, lane: int, text: str) -> list[Nom
     if not terms:
         return []
     match = " OR ".join(f'"{term}"' for term in terms)
-    scored: list[tuple[int, float | None]] = [(rowid, None) for rowid, _ in fts.search(conn, [lane], match, LEXICAL_LIMIT)]
+    scored: list[tuple[int, float | None]] = [(rowid, None) for rowid, _ in fts.search(conn, [lane], match, LEXICAL_LIMIT)[0]]
     return _hydrate(conn, scored)

@@ -96,8 +96,8 @@ def _lexical(conn: sqlite3.Connection, lanes: Sequence[int], match: str | None, 
     """Up to k BM25 matches in the lanes: (rowid -> bm25, True when there were no more)."""
     if match is None:
         return {}, True
-    found = fts.search(conn, lanes, match, k)
-    return dict(found), len(found) < k
+    found, exhausted = fts.search(conn, lanes, match, k)
+    return dict(found), exhausted
 
 
 def _candidates(
@@ -106,11 +106,15 @@ def _candidates(
     query_vector: np.ndarray | None,
     ranks: dict[int, float],
     k: int,
+    nearest: tuple[dict[int, float], bool] | None = None,
 ) -> tuple[list[_Candidate], bool]:
-    """Up to k nearest per lane joined with the word matches; True when kNN had no more to give."""
+    """Up to k nearest per lane (or `nearest`, found already) joined with the word matches;
+    True when kNN had no more to give."""
     cosines: dict[int, float] = {}
     exhausted = True
-    if query_vector is not None:
+    if nearest is not None:
+        cosines, exhausted = dict(nearest[0]), nearest[1]
+    elif query_vector is not None:
         for lane in lanes:
             found = memories.knn(conn, lane, query_vector, k)
             cosines.update(found)
@@ -124,6 +128,17 @@ def _candidates(
         for lane, rowids in missing.items():
             cosines.update(memories.cosines(conn, lane, query_vector, rowids))
     return [_Candidate(row, cosines.get(rowid), ranks.get(rowid)) for rowid, row in rows.items()], exhausted
+
+
+def _nearest(searches: Sequence[Callable[[np.ndarray, int], list[tuple[int, float]]]], query_vector: np.ndarray,
+             k: int) -> tuple[dict[int, float], bool]:
+    cosines: dict[int, float] = {}
+    exhausted = True
+    for search_lane in searches:
+        found = search_lane(query_vector, k)
+        cosines.update(found)
+        exhausted &= len(found) < k
+    return cosines, exhausted
 
 
 class _Scorer:
@@ -181,11 +196,18 @@ async def search(
     # A generous first pool: a fact ranked low by one signal can still win on both.
     k = min(MAX_K, max(params.limit * 4, 100))
 
-    # The word search needs no query vector: it runs on the reader while the query is embedded.
-    lexical, query_vector = await _side_by_side(
-        lambda: db.read(_lexical, lanes, match, k),
-        lambda: anyio.to_thread.run_sync(embedder.embed_query, params.query) if dense else _none(),
-    )
+    # The word search needs no query vector: it runs on the reader while another thread
+    # embeds the query and scans the lanes' vectors (taken from the reader first).
+    searches = await db.read(memories.lane_vectors, lanes) if indexed else []
+
+    def embed_and_scan() -> tuple[np.ndarray | None, tuple[dict[int, float], bool] | None]:
+        vector = embedder.embed_query(params.query)
+        return vector, _nearest(searches, vector, k) if indexed else None
+
+    async def dense_side() -> tuple[np.ndarray | None, tuple[dict[int, float], bool] | None]:
+        return await anyio.to_thread.run_sync(embed_and_scan) if dense else (None, None)
+
+    lexical, (query_vector, nearest) = await _side_by_side(lambda: db.read(_lexical, lanes, match, k), dense_side)
     scorer = _Scorer(params, dense=query_vector is not None, lexical=match is not None, now=time.time())
 
     extra, occurrences = await _unindexed(db, embedder, lanes, params.query, query_vector, scorer, pending)
@@ -193,8 +215,8 @@ async def search(
 
     while True:
         ranks, words_exhausted = lexical or await db.read(_lexical, lanes, match, k)
-        lexical = None
-        found, exhausted = await db.read(_candidates, lanes, query_vector if indexed else None, ranks, k)
+        found, exhausted = await db.read(_candidates, lanes, query_vector if indexed else None, ranks, k, nearest)
+        lexical = nearest = None  # a wider pool searches again
         exhausted &= words_exhausted
         hits = [
             scorer.recency(_hit(c.row, scorer(c.cosine, scorer.lexical_score(c.bm25, len(c.row.body)))))

@@ -385,6 +385,19 @@ def _owner_text_stats(conn: sqlite3.Connection) -> Iterator[Problem]:
         "owner_text_stats", owner))
 
 
+def _lane_live_counts(conn: sqlite3.Connection) -> Iterator[Problem]:
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(lanes)")}
+    if "live_count" not in columns:  # before migration 009
+        return
+    rows = conn.execute(
+        "SELECT l.id, l.live_count, (SELECT COUNT(*) FROM memories m WHERE m.lane_id = l.id AND m.status = 'live')"
+        " AS actual FROM lanes l WHERE l.live_count != actual ORDER BY l.id"
+    ).fetchall()
+    yield from _capped(rows, lambda lane, count, actual: Problem(
+        "warning", "lane_live_count_drift", f"says {count} live memories, the memories table has {actual}",
+        "lanes", str(lane)))
+
+
 # --- indexes: full text and vectors ------------------------------------------------
 
 
@@ -579,6 +592,7 @@ CHECKS: tuple[Callable[[sqlite3.Connection], Iterable[Problem]], ...] = (
     _retirements,
     _forgotten_leftovers,
     _owner_text_stats,
+    _lane_live_counts,
     _full_text_rows,
     _vector_tables,
     _vector_rows,

@@ -134,22 +134,27 @@ def nearest(
     conn: sqlite3.Connection, table: str, dim: int, lane: int, query: np.ndarray, k: int
 ) -> list[tuple[int, float]]:
     """(rowid, cosine) of the k live memories with the most similar vectors, best first. Exact."""
+    return nearest_in(synced(conn, table, dim, lane), query, k)
 
-    def run() -> list[tuple[int, float]]:
-        matrix = _synced(conn, table, dim, lane)
-        with matrix.lock:
-            size = matrix.size
-            if size == 0 or k <= 0:
-                return []
-            scores = matrix.vectors[:size] @ query
-            if k < size:
-                top = np.argpartition(-scores, k - 1)[:k]
-                top = top[np.argsort(-scores[top], kind="stable")]
-            else:
-                top = np.argsort(-scores, kind="stable")
-            return [(int(matrix.rowids[i]), float(scores[i])) for i in top]
 
-    return _in_read_transaction(conn, run)
+def synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> _Lane:
+    """The lane's matrix, up to date as of now: search it later with `nearest_in`, off the connection."""
+    return _in_read_transaction(conn, lambda: _synced(conn, table, dim, lane))
+
+
+def nearest_in(matrix: _Lane, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """`nearest` over a matrix from `synced`: no database access, so it can run beside a query."""
+    with matrix.lock:
+        size = matrix.size
+        if size == 0 or k <= 0:
+            return []
+        scores = matrix.vectors[:size] @ query
+        if k < size:
+            top = np.argpartition(-scores, k - 1)[:k]
+            top = top[np.argsort(-scores[top], kind="stable")]
+        else:
+            top = np.argsort(-scores, kind="stable")
+        return [(int(matrix.rowids[i]), float(scores[i])) for i in top]
 
 
 def nearest_many(

@@ -5,8 +5,9 @@ from __future__ import annotations
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -235,6 +236,15 @@ def knn(conn: sqlite3.Connection, lane: int, query: np.ndarray, k: int) -> list[
     """(rowid, cosine similarity) of the k nearest live memories in the lane, best first (exact)."""
     space = _vector_space(conn)
     return [] if space is None else matrix.nearest(conn, *space, lane, query, k)
+
+
+def lane_vectors(conn: sqlite3.Connection, lanes: Sequence[int]) -> list[Callable[[np.ndarray, int], list[tuple[int, float]]]]:
+    """One exact-kNN function per lane over its vectors as of now; they need no connection, so a
+    search can run them while the connection's thread does something else."""
+    space = _vector_space(conn)
+    if space is None:
+        return []
+    return [partial(matrix.nearest_in, matrix.synced(conn, *space, lane)) for lane in lanes]
 
 
 def knn_many(conn: sqlite3.Connection, lane: int, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
