@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -50,6 +50,11 @@ class Dataset:
     @property
     def owners(self) -> list[str]:
         return list(dict.fromkeys(m.owner for m in self.memories))
+
+    def as_one_owner(self, owner: str = "everyone") -> "Dataset":
+        """Every memory and query under one owner: one bigger lane, whose BM25 statistics
+        cover all the memories and whose kNN meets every other conversation as distractors."""
+        return Dataset([replace(m, owner=owner) for m in self.memories], [replace(q, owner=owner) for q in self.queries])
 
 
 def _string(obj: dict, field: str, where: str, required: bool = True) -> str | None:

@@ -72,6 +72,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--curation", choices=("on", "off"), default="off", help="fold duplicates on write (default off)")
     parser.add_argument("--json-out", type=Path, help="write the JSON here instead of after the table on stdout")
     parser.add_argument("--db", type=Path, help="keep the database at this path (must not exist); default: temp dir")
+    parser.add_argument("--one-owner", action="store_true",
+                        help="load every memory and query under one owner (one big lane instead of one per owner)")
     parser.add_argument("--by-category", action="store_true", help="also print recall@k per query category")
     parser.add_argument("--per-query", action="store_true", help="include each query's ranks and scores in the JSON")
     parser.add_argument("--load-timeout", type=float, default=900.0, help="seconds to wait for curation (default 900)")
@@ -338,6 +340,8 @@ def _per_query(result: ModeResult, ks: Sequence[int], facts: dict[str, Fact | No
 
 async def run(args: argparse.Namespace, embedder: Any = None) -> dict[str, Any]:
     dataset = load_dataset(args.data)
+    if args.one_owner:
+        dataset = dataset.as_one_owner()
     curation = args.curation == "on"
     owners = dataset.owners
     log.info(

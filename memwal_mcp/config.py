@@ -79,7 +79,7 @@ class RecallSettings(BaseModel):
     mode: Literal["hybrid", "dense", "lexical"] = Field(
         "hybrid", description="hybrid = vectors and full-text together; dense or lexical alone (for comparison)."
     )
-    dense_weight: float = Field(0.5, ge=0, le=1, description="Share of the vector score in the hybrid score.")
+    dense_weight: float = Field(0.7, ge=0, le=1, description="Share of the vector score in the hybrid score.")
     lexical_saturation: float = Field(
         2.0, gt=0, le=100, description="BM25 strength that maps to a lexical score of 0.5."
     )

@@ -222,3 +222,12 @@ def test_dev_dataset_is_built_by_make_dev_and_big_enough() -> None:
     turns = [m for m in dataset.memories if " said, \"" in m.text]
     assert len(turns) / len(dataset.memories) >= 0.5
     assert all(m.occurred_at for m in turns)
+
+
+def test_one_owner_puts_every_memory_and_query_in_one_lane() -> None:
+    dataset = load_dataset(ROOT / "benchmarks" / "data" / "dev.jsonl")
+    merged = dataset.as_one_owner()
+    assert {m.owner for m in merged.memories} == {q.owner for q in merged.queries} == {"everyone"}
+    assert [m.id for m in merged.memories] == [m.id for m in dataset.memories]
+    assert [q.evidence for q in merged.queries] == [q.evidence for q in dataset.queries]
+    assert len(dataset.owners) > 1

@@ -64,7 +64,7 @@ class SearchParams:
     until: float | None = None
     prefer_recent: bool = False
     mode: Mode = "hybrid"
-    dense_weight: float = 0.5
+    dense_weight: float = 0.7
     lexical_saturation: float = 2.0
     recency_half_life_days: float = 30.0
     average_length: float = 0.0  # of the lanes' memories, for the lexical length factor
