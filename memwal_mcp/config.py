@@ -45,7 +45,7 @@ class EmbeddingSettings(BaseModel):
         description="fastembed model name; the default is bundled and needs no network; 'none' disables vectors.",
     )
     model_path: Path | None = Field(None, description="Local folder holding the model files for fastembed.")
-    batch_size: int = Field(32, ge=1, le=1024, description="Texts per ONNX run when embedding documents.")
+    batch_size: int = Field(16, ge=1, le=1024, description="Texts per ONNX run when embedding documents.")
     threads: int | None = Field(None, ge=1, description="ONNX Runtime threads; unset = all cores.")
 
     @property

@@ -102,6 +102,7 @@ class MemoryService:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await self.embedder.close()
         await self.db.close()
 
     @asynccontextmanager

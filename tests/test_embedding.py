@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import shutil
+import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -14,7 +17,7 @@ import numpy as np
 import pytest
 
 from memwal_mcp import bundled_model
-from memwal_mcp.embedding import Embedder, FastEmbedEmbedder
+from memwal_mcp.embedding import BACKGROUND_NICE, BACKGROUND_COPIES, Embedder, FastEmbedEmbedder
 from memwal_mcp.errors import EmbeddingError
 from memwal_mcp.service import MemoryService
 from memwal_mcp.store import memories
@@ -236,3 +239,19 @@ async def test_memory_without_vector_is_recallable_before_backlog_embedding(
     async with reader.running(worker=False):
         result = await reader.recall("local", DEPLOYS, limit=5)
         assert DEPLOYS in [h.text for h in result.hits]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities are set on Linux only")
+def test_background_embedding_matches_and_runs_at_low_priority(embedder: FastEmbedEmbedder) -> None:
+    texts = ["User prefers dark roast coffee", "Deploys go out on Fridays", "x"]
+    background_models = embedder.start_background()
+    assert background_models is not None and background_models.ready(timeout=60)
+    np.testing.assert_allclose(embedder.embed_in_background(texts), embedder.embed_documents(texts), atol=1e-5)
+    background = [t for t in threading.enumerate() if t.name.startswith("memwal-embed-background-")]
+    assert 1 <= len(background) <= BACKGROUND_COPIES
+    low = min(os.getpriority(os.PRIO_PROCESS, thread.native_id) for thread in background)
+    assert low >= BACKGROUND_NICE
+    # The calling thread keeps its priority: only the background copy yields.
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) <= low
+    embedder.close()  # what MemoryService.close does: the copies' threads end
+    assert not any(thread.is_alive() for thread in background)

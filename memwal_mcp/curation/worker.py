@@ -16,7 +16,7 @@ import anyio
 import numpy as np
 
 from ..config import CurationSettings
-from ..embedding import Embedder, LazyEmbedder
+from ..embedding import Embedder, LazyEmbedder, background_embed
 from ..errors import EmbeddingError
 from ..store import Database
 from ..store import jobs as job_store
@@ -126,7 +126,7 @@ class CurationWorker:
             vector = vectors.get(job.id)
             if plan.kind == "merge" and plan.body is not None and embedder is not None:
                 try:
-                    vector = (await anyio.to_thread.run_sync(embedder.embed_documents, [plan.body]))[0]
+                    vector = (await anyio.to_thread.run_sync(background_embed(embedder), [plan.body]))[0]
                 except Exception:  # the memory is written anyway; the backlog pass embeds it later
                     log.exception("embedding a merged body failed")
                     vector = None
@@ -156,7 +156,7 @@ class CurationWorker:
         """Vectors by key, in one call; if that fails, one by one, so a text the model cannot
         embed fails alone instead of dragging its batch down with it. Failures by error text."""
         try:
-            matrix = await anyio.to_thread.run_sync(embedder.embed_documents, [text for _, text in items])
+            matrix = await anyio.to_thread.run_sync(background_embed(embedder), [text for _, text in items])
             return dict(zip((key for key, _ in items), matrix)), {}
         except Exception:
             log.exception("embedding a batch of %d texts failed; embedding them one by one", len(items))
@@ -164,7 +164,7 @@ class CurationWorker:
         failed: dict[str, list[K]] = {}
         for key, text in items:
             try:
-                vectors[key] = (await anyio.to_thread.run_sync(embedder.embed_documents, [text]))[0]
+                vectors[key] = (await anyio.to_thread.run_sync(background_embed(embedder), [text]))[0]
             except Exception as exc:
                 failed.setdefault(f"embedding failed: {type(exc).__name__}: {exc}", []).append(key)
         return vectors, failed
