@@ -55,27 +55,26 @@ def _steps(conn: Any, embedder: Any, settings: Any, lane: int, queries: Sequence
 
     step = _Steps()
     k = 100  # recall.search's first pool for limit=10: max(limit * 4, 100)
-    candidates = getattr(search_module, "_candidates", None)
     for query in queries:
         cache = getattr(embedder, "_query_cache", None)
         if hasattr(cache, "clear"):
             cache.clear()
         qv = step("recall: embed query", lambda: embedder.embed_query(query))
         match = fts_query(query)
-        if candidates is not None:
-            step(f"recall: all candidate queries (search._candidates, k={k})",
-                 lambda: candidates(conn, [lane], qv, match, k))
-        dense = step(f"recall: memories.knn k={k} (sqlite-vec)", lambda: memories.knn(conn, lane, qv, k), [])
+        dense = step(f"recall: memories.knn k={k} (in-memory matrix)", lambda: memories.knn(conn, lane, qv, k), [])
         lexical = step(f"recall: fts.search (FTS5 BM25) limit {k}", lambda: fts.search(conn, [lane], match, k)[0], [])
         rowids = list({r for r, _ in dense} | {r for r, _ in lexical})
         step("recall: memories_by_rowid (candidate rows)", lambda: memories.memories_by_rowid(conn, rowids))
         in_dense = {r for r, _ in dense}
         missing = [r for r, _ in lexical if r not in in_dense]
-        step("recall: vectors_by_rowid (FTS-only candidates)", lambda: memories.vectors_by_rowid(conn, missing))
+        step("recall: cosines of word-only candidates (matrix)", lambda: memories.cosines(conn, lane, qv, missing))
+        ranks = dict(lexical)
+        step(f"recall: candidates, kNN and word matches joined (search._candidates, k={k})",
+             lambda: search_module._candidates(conn, [lane], qv, ranks, k))
     for text, vector in zip(texts, vectors):
         step("curation: evaluate() (exact match + kNN nomination)",
              lambda: evaluate(conn, lane, text, vector, settings.curation, False))
-        step(f"curation: memories.knn k={settings.curation.nominator_k} (sqlite-vec)",
+        step(f"curation: memories.knn k={settings.curation.nominator_k} (matrix)",
              lambda: memories.knn(conn, lane, vector, settings.curation.nominator_k))
     return step
 
