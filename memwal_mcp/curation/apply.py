@@ -79,6 +79,7 @@ def curate_until_llm(
     vectors: dict[str, np.ndarray],
     model_id: str | None,
     llm_available: bool,
+    nearest: dict[str, list[tuple[int, float]]] | None = None,
 ) -> tuple[int, Evaluation | None]:
     """Curate jobs in order until one needs the LLM.
 
@@ -86,13 +87,14 @@ def curate_until_llm(
     job that fails is rolled back alone and rescheduled, and the others commit together
     -- far fewer WAL writes than a commit per job. Returns how many jobs were consumed
     (done, or failed and rescheduled) and, when it stopped early, the evaluation of the
-    job at that index (with its nominees).
+    job at that index (with its nominees). `nearest`: each job's kNN over the lane, found
+    before the transaction (see CurationWorker); without it they are found here.
     """
     logged: list[tuple[list[str], str, str, str]] = []
     stopped: tuple[int, Evaluation] | None = None
     with transaction(conn):
         _renew(conn, lane, holder, settings.lease_s)
-        nominate = _BatchNominations(conn, lane, batch, vectors, settings) if settings.enabled else None
+        nominate = _BatchNominations(conn, lane, batch, vectors, settings, nearest) if settings.enabled else None
         for index, job in enumerate(batch):
             conn.execute("SAVEPOINT job")
             try:
@@ -134,9 +136,10 @@ def curate_until_llm(
 
 class _BatchNominations:
     """kNN candidates for every job of a run, from one matrix product over the lane as it
-    was when the run began, plus the memories the run itself creates (so proposals in one
-    batch still nominate each other). Nothing else changes the lane during a run: it holds
-    the lease, and LLM decisions end a run."""
+    was when the run began (or just before: the worker may find them off the writer), plus
+    the memories the run itself creates (so proposals in one batch still nominate each
+    other). Nothing else curates the lane meanwhile: the worker holds the lease, and LLM
+    decisions end a run. A candidate forgotten meanwhile drops out when its row is read."""
 
     def __init__(
         self,
@@ -145,11 +148,14 @@ class _BatchNominations:
         batch: Sequence[job_store.QueuedJob],
         vectors: dict[str, np.ndarray],
         settings: CurationSettings,
+        nearest: dict[str, list[tuple[int, float]]] | None = None,
     ) -> None:
-        ids = [job.id for job in batch if job.id in vectors]
         k = settings.nominator_k
-        found = memories.knn_many(conn, lane, np.stack([vectors[i] for i in ids]), k) if ids else []
-        self._before = dict(zip(ids, found))
+        if nearest is None:
+            ids = [job.id for job in batch if job.id in vectors]
+            found = memories.knn_many(conn, lane, np.stack([vectors[i] for i in ids]), k) if ids else []
+            nearest = dict(zip(ids, found))
+        self._before = nearest
         self._vectors = vectors
         self._k = k
         self._fresh: list[tuple[int, np.ndarray]] = []

@@ -162,22 +162,23 @@ def nearest_many(
 ) -> list[list[tuple[int, float]]]:
     """`nearest` for a batch of queries with one matrix product (curation nominates a whole batch)."""
 
-    def run() -> list[list[tuple[int, float]]]:
-        matrix = _synced(conn, table, dim, lane)
-        with matrix.lock:
-            size = matrix.size
-            if size == 0 or k <= 0 or len(queries) == 0:
-                return [[] for _ in range(len(queries))]
-            scores = queries @ matrix.vectors[:size].T
-            rowids = matrix.rowids[:size].copy()
-        found: list[list[tuple[int, float]]] = []
-        for row in scores:
-            top = np.argpartition(-row, k - 1)[:k] if k < size else np.arange(size)
-            top = top[np.argsort(-row[top], kind="stable")]
-            found.append([(int(rowids[i]), float(row[i])) for i in top])
-        return found
+    return _in_read_transaction(conn, lambda: nearest_many_in(_synced(conn, table, dim, lane), queries, k))
 
-    return _in_read_transaction(conn, run)
+
+def nearest_many_in(matrix: _Lane, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+    """`nearest_many` over a matrix from `synced`: no database access."""
+    with matrix.lock:
+        size = matrix.size
+        if size == 0 or k <= 0 or len(queries) == 0:
+            return [[] for _ in range(len(queries))]
+        scores = queries @ matrix.vectors[:size].T
+        rowids = matrix.rowids[:size].copy()
+    found: list[list[tuple[int, float]]] = []
+    for row in scores:
+        top = np.argpartition(-row, k - 1)[:k] if k < size else np.arange(size)
+        top = top[np.argsort(-row[top], kind="stable")]
+        found.append([(int(rowids[i]), float(row[i])) for i in top])
+    return found
 
 
 def cosines(

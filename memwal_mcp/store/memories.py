@@ -247,6 +247,15 @@ def lane_vectors(conn: sqlite3.Connection, lanes: Sequence[int]) -> list[Callabl
     return [partial(matrix.nearest_in, matrix.synced(conn, *space, lane)) for lane in lanes]
 
 
+def lane_batch_search(conn: sqlite3.Connection, lane: int) -> Callable[[np.ndarray, int], list[list[tuple[int, float]]]]:
+    """`knn_many` over the lane's vectors as of now, as a function that needs no connection:
+    curation runs the batch's matrix product off the writer, which tool calls wait for."""
+    space = _vector_space(conn)
+    if space is None:
+        return lambda queries, k: [[] for _ in range(len(queries))]
+    return partial(matrix.nearest_many_in, matrix.synced(conn, *space, lane))
+
+
 def knn_many(conn: sqlite3.Connection, lane: int, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
     """`knn` for each row of `queries`, in one pass over the lane."""
     space = _vector_space(conn)
