@@ -100,6 +100,16 @@ def _lexical(conn: sqlite3.Connection, lanes: Sequence[int], match: str | None, 
     return dict(found), exhausted
 
 
+def _words_first(
+    conn: sqlite3.Connection, lanes: Sequence[int], match: str | None, k: int, unindexed: bool
+) -> tuple[tuple[dict[int, float], bool], dict[int, memories.MemoryRow], list[memories.MemoryRow]]:
+    """What the reader can do before the query vector exists: the word search, the rows of
+    its hits, and (when vectors are searched) the memories still waiting for a vector."""
+    ranks, exhausted = _lexical(conn, lanes, match, k)
+    waiting = [row for lane in lanes for row in memories.unembedded_in_lane(conn, lane, MAX_UNINDEXED)] if unindexed else []
+    return (ranks, exhausted), memories.memories_by_rowid(conn, list(ranks)), waiting
+
+
 def _candidates(
     conn: sqlite3.Connection,
     lanes: Sequence[int],
@@ -107,6 +117,7 @@ def _candidates(
     ranks: dict[int, float],
     k: int,
     nearest: tuple[dict[int, float], bool] | None = None,
+    known: dict[int, memories.MemoryRow] | None = None,
 ) -> tuple[list[_Candidate], bool]:
     """Up to k nearest per lane (or `nearest`, found already) joined with the word matches;
     True when kNN had no more to give."""
@@ -119,7 +130,8 @@ def _candidates(
             found = memories.knn(conn, lane, query_vector, k)
             cosines.update(found)
             exhausted &= len(found) < k
-    rows = memories.memories_by_rowid(conn, list(cosines.keys() | ranks.keys()))
+    known = known or {}
+    rows = {**known, **memories.memories_by_rowid(conn, list((cosines.keys() | ranks.keys()) - known.keys()))}
     if query_vector is not None:  # word matches that kNN did not reach: their cosine too
         missing: dict[int, list[int]] = {}
         for rowid in ranks:
@@ -207,16 +219,20 @@ async def search(
     async def dense_side() -> tuple[np.ndarray | None, tuple[dict[int, float], bool] | None]:
         return await anyio.to_thread.run_sync(embed_and_scan) if dense else (None, None)
 
-    lexical, (query_vector, nearest) = await _side_by_side(lambda: db.read(_lexical, lanes, match, k), dense_side)
+    (lexical, known, waiting), (query_vector, nearest) = await _side_by_side(
+        lambda: db.read(_words_first, lanes, match, k, dense), dense_side
+    )
     scorer = _Scorer(params, dense=query_vector is not None, lexical=match is not None, now=time.time())
 
-    extra, occurrences = await _unindexed(db, embedder, lanes, params.query, query_vector, scorer, pending)
+    extra, occurrences = await _unindexed(embedder, params.query, query_vector, scorer, pending, waiting)
     floor = params.min_score if params.min_score is not None else -math.inf
 
     while True:
         ranks, words_exhausted = lexical or await db.read(_lexical, lanes, match, k)
-        found, exhausted = await db.read(_candidates, lanes, query_vector if indexed else None, ranks, k, nearest)
-        lexical = nearest = None  # a wider pool searches again
+        found, exhausted = await db.read(
+            _candidates, lanes, query_vector if indexed else None, ranks, k, nearest, known
+        )
+        lexical = nearest = known = None  # a wider pool searches again
         exhausted &= words_exhausted
         hits = [
             scorer.recency(_hit(c.row, scorer(c.cosine, scorer.lexical_score(c.bm25, len(c.row.body)))))
@@ -255,16 +271,15 @@ async def _side_by_side(first: Callable[[], Awaitable[A]], second: Callable[[], 
 
 
 async def _unindexed(
-    db: Database,
     embedder: Embedder | None,
-    lanes: Sequence[int],
     query: str,
     query_vector: np.ndarray | None,
     scorer: _Scorer,
     pending: Sequence[QueuedJob],
+    waiting: Sequence[memories.MemoryRow],
 ) -> tuple[list[Hit], dict[str, int]]:
     """Facts the indexes cannot see yet, scored here: queued jobs (read-your-writes) and
-    memories stored while the model was unavailable."""
+    memories still waiting for a vector (`waiting`: stored while the model was unavailable)."""
     items = [
         Hit(job.id, job.text, 0.0, job.namespace, job.created_at, job.created_at, pending=True,
             occurred_at=job.occurred_at)
@@ -272,10 +287,9 @@ async def _unindexed(
     ]
     occurrences: dict[str, int] = {}
     if query_vector is not None:
-        for lane in lanes:
-            for row in await db.read(memories.unembedded_in_lane, lane, MAX_UNINDEXED):
-                items.append(_hit(row, 0.0))
-                occurrences[row.id] = row.occurrences
+        for row in waiting:
+            items.append(_hit(row, 0.0))
+            occurrences[row.id] = row.occurrences
     items = [hit for hit in items if scorer.in_window(hit.when)]
     if not items:
         return [], occurrences
