@@ -15,6 +15,7 @@ from typing import TypeVar
 import anyio
 import numpy as np
 
+from ..concurrently import nothing, side_by_side
 from ..config import CurationSettings
 from ..embedding import Embedder, LazyEmbedder, background_embed
 from ..errors import EmbeddingError
@@ -75,31 +76,47 @@ class CurationWorker:
         if lane is None:
             return await self._embed_backlog()
         try:
-            while True:
-                batch = await self._db.write(job_store.next_batch, lane.id, self._settings.batch_size, time.time())
-                if not batch:
-                    break
-                await self._curate(lane.id, batch)
+            size = self._settings.batch_size
+            batch = await self._db.write(job_store.next_batch, lane.id, size, time.time())
+            prepared = await self._prepare(lane.id, batch) if batch else None
+            while batch and prepared is not None:
+                following = await self._db.write(job_store.next_batch, lane.id, size, time.time(), batch[-1].seq)
+                # The next batch is embedded (on the low-priority copies) while this one is
+                # written: the writer's SQL and the embedding overlap on the cores.
+                _, ahead = await side_by_side(
+                    lambda: self._curate(lane.id, *prepared),  # type: ignore[misc]
+                    lambda: self._prepare(lane.id, following) if following else nothing(),
+                )
                 self._on_progress()
+                batch, prepared = following, ahead
         except LeaseLost:
             log.warning("lost the lease on lane %s/%s; another worker took over", lane.owner, lane.namespace)
         finally:
             await self._db.write(job_store.release_lease, lane.id, self.holder)
         return True
 
-    async def _curate(self, lane: int, batch: list[job_store.QueuedJob]) -> None:
-        settings = self._settings
+    async def _prepare(
+        self, lane: int, batch: list[job_store.QueuedJob]
+    ) -> tuple[list[job_store.QueuedJob], dict[str, np.ndarray]]:
+        """Embed what the batch needs; jobs whose text cannot be embedded are recorded as
+        failed attempts and left out. Nominations wait for `_curate`: they must see the
+        memories the batch before this one created."""
         vectors: dict[str, np.ndarray] = {}
         embedder = await self._vector_embedder()
         if embedder is not None:
-            wanted = set(await self._db.write(needs_vector, lane, batch, settings.enabled))
+            wanted = set(await self._db.write(needs_vector, lane, batch, self._settings.enabled))
             vectors, failed = await self._embed_each(embedder, [(job.id, job.text) for job in batch if job.id in wanted])
             if failed:
                 by_id = {job.id: job for job in batch}
                 for error, ids in failed.items():
-                    await self._db.write(record_failures, [by_id[i] for i in ids], error, settings.max_attempts)
+                    await self._db.write(record_failures, [by_id[i] for i in ids], error, self._settings.max_attempts)
                 failed_ids = {i for ids in failed.values() for i in ids}
                 batch = [job for job in batch if job.id not in failed_ids]
+        return batch, vectors
+
+    async def _curate(self, lane: int, batch: list[job_store.QueuedJob], vectors: dict[str, np.ndarray]) -> None:
+        settings = self._settings
+        embedder = await self._vector_embedder()
         model_id = embedder.model_id if embedder else None
         llm_hold_s = max(settings.lease_s, self._llm_timeout_s + 5)
         nearest = await self._nearest(lane, batch, vectors) if settings.enabled else None

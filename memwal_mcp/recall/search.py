@@ -27,13 +27,14 @@ import logging
 import math
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeVar
+from typing import Literal
 
 import anyio
 import numpy as np
 
+from ..concurrently import side_by_side
 from ..embedding import Embedder
 from ..errors import EmbeddingError
 from ..records import Hit
@@ -46,8 +47,6 @@ from .lexical import bm25_to_score, coverage, fts_query
 log = logging.getLogger(__name__)
 
 Mode = Literal["hybrid", "dense", "lexical"]
-A = TypeVar("A")
-B = TypeVar("B")
 # sqlite-vec's largest k for one KNN query.
 MAX_K = 4096
 # Most facts a recall scores outside the indexes (queued jobs are capped by the caller).
@@ -219,7 +218,7 @@ async def search(
     async def dense_side() -> tuple[np.ndarray | None, tuple[dict[int, float], bool] | None]:
         return await anyio.to_thread.run_sync(embed_and_scan) if dense else (None, None)
 
-    (lexical, known, waiting), (query_vector, nearest) = await _side_by_side(
+    (lexical, known, waiting), (query_vector, nearest) = await side_by_side(
         lambda: db.read(_words_first, lanes, match, k, dense), dense_side
     )
     scorer = _Scorer(params, dense=query_vector is not None, lexical=match is not None, now=time.time())
@@ -245,29 +244,6 @@ async def search(
         if len(distinct) >= params.limit or exhausted or k >= MAX_K:
             return distinct[: params.limit]
         k = min(MAX_K, k * 4)
-
-
-async def _none() -> None:
-    return None
-
-
-async def _side_by_side(first: Callable[[], Awaitable[A]], second: Callable[[], Awaitable[B]]) -> tuple[A, B]:
-    """Both at once; a failure comes out as itself (not wrapped in an ExceptionGroup)."""
-    results: list[Any] = [None, None]
-    errors: list[Exception] = []
-
-    async def run(index: int, fn: Callable[[], Awaitable[Any]]) -> None:
-        try:
-            results[index] = await fn()
-        except Exception as exc:  # noqa: BLE001 -- re-raised below, unwrapped
-            errors.append(exc)
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(run, 0, first)
-        tg.start_soon(run, 1, second)
-    if errors:
-        raise errors[0]
-    return results[0], results[1]
 
 
 async def _unindexed(
