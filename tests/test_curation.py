@@ -177,8 +177,11 @@ async def test_consolidate_retires_the_other_targets_and_keeps_their_history(mak
     assert {j.id for j in history.jobs} == {jobs[0].id, jobs[1].id, last.id}
 
 
-async def test_ten_paraphrases_in_one_burst_see_each_other(make_settings, embedder):
-    """No batch blind spot: proposal n can nominate memories created earlier in the same batch."""
+@pytest.mark.parametrize("batch_size", [64, 3, 2])
+async def test_ten_paraphrases_in_one_burst_see_each_other(make_settings, embedder, batch_size):
+    """No batch blind spot: proposal n can nominate memories created earlier in the same batch,
+    and in earlier batches (the worker embeds a batch while the one before is written, but
+    finds its nominees only after that write)."""
     variants = [
         "User prefers dark roast coffee",
         "The user prefers dark roast coffee",
@@ -191,7 +194,7 @@ async def test_ten_paraphrases_in_one_burst_see_each_other(make_settings, embedd
         "User prefers their coffee dark roast",
         "User prefers dark roast coffee above all",
     ]
-    settings = dict(curation={"batch_size": 64})
+    settings = dict(curation={"batch_size": batch_size})
     with ScriptedLLM(lambda request: Reply("CREATE")) as llm:
         # Queue all ten while no worker runs, so one worker claims them as one batch.
         queued = MemoryService(make_settings(**settings), embedder=embedder)
