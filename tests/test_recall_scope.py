@@ -114,3 +114,19 @@ async def test_hostile_queries_never_raise(make_settings, embedder, mode):
                 continue
             assert all(0.0 <= h.score <= 1.0 for h in result.hits)
         assert (await svc.recall("local", 'NEAR "and (maybe)', limit=1)).hits
+
+
+async def test_a_namespace_recall_stays_in_it_even_if_the_lane_counts_drift(service: MemoryService):
+    """fts.search decides how to filter lanes from lanes.live_count; a wrong count must not
+    let another namespace's memory into the hits."""
+    await service.remember("local", "The wiki password policy changed in March", namespace="work", wait_ms=10000)
+    await service.remember("local", "Grandma's birthday is in March", namespace="home", wait_ms=10000)
+
+    def drift(conn):
+        conn.execute("UPDATE lanes SET live_count = 0 WHERE owner = 'local' AND namespace = 'home'")
+        conn.execute("UPDATE lanes SET live_count = 1000 WHERE owner = 'local' AND namespace = 'work'")
+
+    await service.db.write(drift)
+    for mode_query in ("March", "what happens in March"):
+        work = await service.recall("local", mode_query, limit=10, namespace="work")
+        assert [h.namespace for h in work.hits] == ["work"], work.hits

@@ -20,9 +20,11 @@ LEXICAL_MIN_CHARS = 3
 LEXICAL_LIMIT = 5
 
 
-def _hydrate(conn: sqlite3.Connection, scored: list[tuple[int, float | None]]) -> list[Nominee]:
+def _hydrate(conn: sqlite3.Connection, lane: int, scored: list[tuple[int, float | None]]) -> list[Nominee]:
+    """Live memories of this lane only: a merge never crosses namespaces, whatever an index returned."""
     rows = memories.memories_by_rowid(conn, [rowid for rowid, _ in scored])
-    return [Nominee(rowid, rows[rowid].id, rows[rowid].body, score) for rowid, score in scored if rowid in rows]
+    return [Nominee(rowid, rows[rowid].id, rows[rowid].body, score) for rowid, score in scored
+            if rowid in rows and rows[rowid].lane == lane]
 
 
 def vector_nominees(
@@ -37,7 +39,7 @@ def vector_nominees(
     when given, were computed for a whole batch at once and replace the kNN query."""
     found = memories.knn(conn, lane, vector, k) if candidates is None else candidates
     scored = sorted(((rowid, sim) for rowid, sim in found if sim >= threshold), key=lambda c: -c[1])[:k]
-    return _hydrate(conn, scored)
+    return _hydrate(conn, lane, scored)
 
 
 def lexical_terms(text: str) -> list[str]:
@@ -50,4 +52,4 @@ def lexical_nominees(conn: sqlite3.Connection, lane: int, text: str) -> list[Nom
         return []
     match = " OR ".join(f'"{term}"' for term in terms)
     scored: list[tuple[int, float | None]] = [(rowid, None) for rowid, _ in fts.search(conn, [lane], match, LEXICAL_LIMIT)[0]]
-    return _hydrate(conn, scored)
+    return _hydrate(conn, lane, scored)

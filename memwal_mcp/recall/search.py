@@ -131,6 +131,9 @@ def _candidates(
             exhausted &= len(found) < k
     known = known or {}
     rows = {**known, **memories.memories_by_rowid(conn, list((cosines.keys() | ranks.keys()) - known.keys()))}
+    # Only the lanes asked for, whatever an index returned (fts.search trusts lanes.live_count).
+    wanted = set(lanes)
+    rows = {rowid: row for rowid, row in rows.items() if row.lane in wanted}
     if query_vector is not None:  # word matches that kNN did not reach: their cosine too
         missing: dict[int, list[int]] = {}
         for rowid in ranks:
