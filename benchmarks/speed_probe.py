@@ -69,8 +69,8 @@ def _steps(conn: Any, embedder: Any, settings: Any, lane: int, queries: Sequence
         missing = [r for r, _ in lexical if r not in in_dense]
         step("recall: cosines of word-only candidates (matrix)", lambda: memories.cosines(conn, lane, qv, missing))
         ranks = dict(lexical)
-        step(f"recall: candidates, kNN and word matches joined (search._candidates, k={k})",
-             lambda: search_module._candidates(conn, [lane], qv, ranks, k))
+        step("recall: candidates, kNN and word matches joined (search._candidates)",
+             lambda: search_module._candidates(conn, [lane], qv, ranks, (dict(dense), len(dense) < k)))
     for text, vector in zip(texts, vectors):
         step("curation: evaluate() (exact match + kNN nomination)",
              lambda: evaluate(conn, lane, text, vector, settings.curation, False))

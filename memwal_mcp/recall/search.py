@@ -109,26 +109,26 @@ def _words_first(
     return (ranks, exhausted), memories.memories_by_rowid(conn, list(ranks)), waiting
 
 
+def _prepare(
+    conn: sqlite3.Connection, owner: str, lanes: Sequence[int], embedder: Embedder | None, mean_length: bool
+) -> tuple[float, list[Callable[[np.ndarray, int], list[tuple[int, float]]]] | None]:
+    """One reader round trip before the search proper: the owner's mean memory length (when
+    the word score needs it) and, once vectors exist, one kNN function per lane."""
+    average = memories.average_length(conn, owner) if mean_length else 0.0
+    indexed = embedder is not None and check_dimension(conn, embedder)
+    return average, memories.lane_vectors(conn, lanes) if indexed else None
+
+
 def _candidates(
     conn: sqlite3.Connection,
     lanes: Sequence[int],
     query_vector: np.ndarray | None,
     ranks: dict[int, float],
-    k: int,
-    nearest: tuple[dict[int, float], bool] | None = None,
+    nearest: tuple[dict[int, float], bool] | None,
     known: dict[int, memories.MemoryRow] | None = None,
-) -> tuple[list[_Candidate], bool]:
-    """Up to k nearest per lane (or `nearest`, found already) joined with the word matches;
-    True when kNN had no more to give."""
-    cosines: dict[int, float] = {}
-    exhausted = True
-    if nearest is not None:
-        cosines, exhausted = dict(nearest[0]), nearest[1]
-    elif query_vector is not None:
-        for lane in lanes:
-            found = memories.knn(conn, lane, query_vector, k)
-            cosines.update(found)
-            exhausted &= len(found) < k
+) -> list[_Candidate]:
+    """The kNN hits (`nearest`) joined with the word matches, each with both signals."""
+    cosines = dict(nearest[0]) if nearest is not None else {}
     known = known or {}
     rows = {**known, **memories.memories_by_rowid(conn, list((cosines.keys() | ranks.keys()) - known.keys()))}
     # Only the lanes asked for, whatever an index returned (fts.search trusts lanes.live_count).
@@ -141,7 +141,7 @@ def _candidates(
                 missing.setdefault(rows[rowid].lane, []).append(rowid)
         for lane, rowids in missing.items():
             cosines.update(memories.cosines(conn, lane, query_vector, rowids))
-    return [_Candidate(row, cosines.get(rowid), ranks.get(rowid)) for rowid, row in rows.items()], exhausted
+    return [_Candidate(row, cosines.get(rowid), ranks.get(rowid)) for rowid, row in rows.items()]
 
 
 def _nearest(searches: Sequence[Callable[[np.ndarray, int], list[tuple[int, float]]]], query_vector: np.ndarray,
@@ -204,19 +204,18 @@ async def search(
     dense = params.mode in ("hybrid", "dense") and embedder is not None
     # Without a query vector, lexical is all there is, whatever the mode.
     match = fts_query(params.query) if params.mode != "dense" or not dense else None
-    if match is not None and params.average_length == 0.0:
-        params = replace(params, average_length=await db.read(memories.average_length, params.owner))
-    indexed = dense and await db.read(check_dimension, embedder)  # vectors exist once anything was embedded
+    wants_length = match is not None and params.average_length == 0.0
+    average, searches = await db.read(_prepare, params.owner, lanes, embedder if dense else None, wants_length)
+    if wants_length:
+        params = replace(params, average_length=average)
     # A generous first pool: a fact ranked low by one signal can still win on both.
     k = min(MAX_K, max(params.limit * 4, 100))
 
     # The word search needs no query vector: it runs on the reader while another thread
-    # embeds the query and scans the lanes' vectors (taken from the reader first).
-    searches = await db.read(memories.lane_vectors, lanes) if indexed else []
-
+    # embeds the query and scans the lanes' vectors (searches is None before any vector).
     def embed_and_scan() -> tuple[np.ndarray | None, tuple[dict[int, float], bool] | None]:
         vector = embedder.embed_query(params.query)
-        return vector, _nearest(searches, vector, k) if indexed else None
+        return vector, _nearest(searches, vector, k) if searches is not None else None
 
     async def dense_side() -> tuple[np.ndarray | None, tuple[dict[int, float], bool] | None]:
         return await anyio.to_thread.run_sync(embed_and_scan) if dense else (None, None)
@@ -231,11 +230,13 @@ async def search(
 
     while True:
         ranks, words_exhausted = lexical or await db.read(_lexical, lanes, match, k)
-        found, exhausted = await db.read(
-            _candidates, lanes, query_vector if indexed else None, ranks, k, nearest, known
+        if nearest is None and searches is not None and query_vector is not None:  # a wider pool
+            nearest = await anyio.to_thread.run_sync(_nearest, searches, query_vector, k)
+        found = await db.read(
+            _candidates, lanes, query_vector if searches is not None else None, ranks, nearest, known
         )
+        exhausted = words_exhausted and (nearest is None or nearest[1])
         lexical = nearest = known = None  # a wider pool searches again
-        exhausted &= words_exhausted
         hits = [
             scorer.recency(_hit(c.row, scorer(c.cosine, scorer.lexical_score(c.bm25, len(c.row.body)))))
             for c in found

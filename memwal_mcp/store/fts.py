@@ -66,18 +66,14 @@ def create_missing(conn: sqlite3.Connection) -> list[str]:
     return owners
 
 
-def table_of_lane(conn: sqlite3.Connection, lane: int) -> str | None:
+def _table(conn: sqlite3.Connection, lane: int) -> str:
+    """The table of the lane's owner."""
     row = conn.execute(
         "SELECT f.id FROM lanes l JOIN owner_fts f ON f.owner = l.owner WHERE l.id = ?", (lane,)
     ).fetchone()
-    return _name(row[0]) if row else None
-
-
-def _table(conn: sqlite3.Connection, lane: int) -> str:
-    name = table_of_lane(conn, lane)
-    if name is None:  # every lane's owner gets a table when the lane is made (jobs.ensure_lane)
+    if row is None:  # every lane's owner gets a table when the lane is made (jobs.ensure_lane)
         raise LookupError(f"lane {lane} has no full-text table; run `memwal-mcp check`")
-    return name
+    return _name(row[0])
 
 
 def add(conn: sqlite3.Connection, lane: int, rowid: int, body: str) -> None:
