@@ -3,3 +3,5 @@
 `python -m benchmarks.retrieval --data FILE.jsonl` measures retrieval quality
 (recall@k, nDCG@k) and recall latency through the real remember and recall paths.
 """
+
+import memwal_mcp  # noqa: F401,E402 -- before NumPy loads: it sets NumPy's BLAS threads, as in the server

@@ -1,4 +1,4 @@
-"""Each lane's vectors, kept in memory as one float32 matrix, for exact kNN at NumPy speed.
+"""Each lane's vectors, kept in memory as float32 blocks, for exact kNN at NumPy speed.
 
 sqlite-vec's brute-force scan reads every vector through SQLite pages on every query
 (about 25 ms at 10k, 100+ ms at 100k); a matrix-vector product over the same vectors
@@ -12,40 +12,101 @@ Reads run in one transaction so the version and the vectors agree.
 
 from __future__ import annotations
 
+import math
 import os
-import threading
-from dataclasses import dataclass, field
 import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 import numpy as np
 
 _GROW = 1.25
+BLOCK_ROWS = 1 << 16  # 96 MiB at 384 dimensions
+_LOAD_ROWS = 4096
+# A lane at least this big is scanned on every core, in row ranges (NumPy releases the GIL;
+# its own BLAS threads are off, see memwal_mcp/__init__.py).
+SPLIT_ROWS = 32_768
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+SCAN_THREADS = min(4, os.cpu_count() or 1)
+
+
+def _scan_pool() -> ThreadPoolExecutor | None:
+    global _pool
+    if SCAN_THREADS < 2:
+        return None
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="memwal-scan")
+        return _pool
 
 
 @dataclass
 class _Lane:
+    """Rows live in blocks of BLOCK_ROWS, so a lane never needs one huge allocation: growing
+    appends a block instead of copying the whole matrix, which at 1M vectors would briefly
+    hold 2.8 GiB for a 1.4 GiB matrix. Only the last block is ever reallocated, and it is
+    small until it is full."""
+
     version: int
     dim: int
-    rowids: np.ndarray  # int64, first `size` entries used
-    vectors: np.ndarray  # float32 (capacity, dim)
+    rowids: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))  # first `size` used
+    blocks: list[np.ndarray] = field(default_factory=list)  # float32 (rows, dim); all but the last full
     size: int = 0
-    slot: dict[int, int] = field(default_factory=dict)  # rowid -> row of `vectors`
+    slot: dict[int, int] = field(default_factory=dict)  # rowid -> row index
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def capacity(self) -> int:
+        return sum(len(block) for block in self.blocks)
+
+    def reserve(self, rows: int) -> None:
+        """Room for `rows` rows in all: full blocks, then a last block just big enough."""
+        if len(self.rowids) < rows:
+            self.rowids = np.resize(self.rowids, max(rows, int(len(self.rowids) * _GROW) + 1))
+        while self.capacity < rows:
+            if self.blocks and len(self.blocks[-1]) < BLOCK_ROWS:
+                last = self.blocks[-1]
+                want = rows - (self.capacity - len(last))
+                grown = np.empty((min(BLOCK_ROWS, max(want, 64, int(len(last) * _GROW) + 1)), self.dim),
+                                 dtype=np.float32)
+                used = min(len(last), max(0, self.size - (self.capacity - len(last))))
+                grown[:used] = last[:used]
+                self.blocks[-1] = grown
+            else:
+                self.blocks.append(np.empty((min(BLOCK_ROWS, max(64, rows - self.capacity)), self.dim),
+                                            dtype=np.float32))
+
+    def _row(self, index: int) -> np.ndarray:
+        return self.blocks[index // BLOCK_ROWS][index % BLOCK_ROWS]
+
+    def _set_rows(self, start: int, vectors: np.ndarray) -> None:
+        done = 0
+        while done < len(vectors):
+            index = start + done
+            block, offset = divmod(index, BLOCK_ROWS)
+            n = min(len(vectors) - done, BLOCK_ROWS - offset)
+            self.blocks[block][offset : offset + n] = vectors[done : done + n]
+            done += n
+
+    def append(self, rowids: np.ndarray, vectors: np.ndarray) -> None:
+        """Rows for rowids not in the lane yet (the initial load)."""
+        start = self.size
+        self.reserve(start + len(rowids))
+        self.rowids[start : start + len(rowids)] = rowids
+        self._set_rows(start, vectors)
+        self.slot.update(zip(rowids.tolist(), range(start, start + len(rowids))))
+        self.size += len(rowids)
 
     def put(self, rowid: int, vector: np.ndarray) -> None:
         index = self.slot.get(rowid)
         if index is None:
-            if self.size == len(self.rowids):
-                capacity = max(64, int(len(self.rowids) * _GROW) + 1)
-                self.rowids = np.resize(self.rowids, capacity)
-                grown = np.empty((capacity, self.dim), dtype=np.float32)
-                grown[: self.size] = self.vectors[: self.size]
-                self.vectors = grown
-            index = self.size
-            self.size += 1
-            self.slot[rowid] = index
-            self.rowids[index] = rowid
-        self.vectors[index] = vector
+            self.append(np.array([rowid], dtype=np.int64), vector.reshape(1, -1))
+        else:
+            self._row(index)[:] = vector
 
     def drop(self, rowid: int) -> None:
         index = self.slot.pop(rowid, None)
@@ -55,9 +116,58 @@ class _Lane:
         if index != last:  # move the last row into the hole
             moved = int(self.rowids[last])
             self.rowids[index] = moved
-            self.vectors[index] = self.vectors[last]
+            self._row(index)[:] = self._row(last)
             self.slot[moved] = index
         self.size = last
+
+    def _used_blocks(self) -> list[np.ndarray]:
+        out, left = [], self.size
+        for block in self.blocks:
+            if left <= 0:
+                break
+            out.append(block[: min(left, len(block))])
+            left -= len(block)
+        return out
+
+    def _ranges(self, longest: int) -> list[tuple[np.ndarray, int]]:
+        """(rows, first row index) pieces of at most `longest` rows, never across a block."""
+        out: list[tuple[np.ndarray, int]] = []
+        start = 0
+        for block in self._used_blocks():
+            for lo in range(0, len(block), longest):
+                out.append((block[lo : lo + longest], start + lo))
+            start += len(block)
+        return out
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        """Cosine of the query with every row (vectors are unit length), in row order."""
+        query = np.ascontiguousarray(query, dtype=np.float32)
+        out = np.empty(self.size, dtype=np.float32)
+
+        def dot(piece: tuple[np.ndarray, int]) -> None:
+            rows, start = piece
+            np.dot(rows, query, out=out[start : start + len(rows)])
+
+        pool = _scan_pool() if self.size >= SPLIT_ROWS else None
+        if pool is None:
+            for piece in self._ranges(BLOCK_ROWS):
+                dot(piece)
+        else:
+            list(pool.map(dot, self._ranges(math.ceil(self.size / SCAN_THREADS))))
+        return out
+
+    def scores_many(self, queries: np.ndarray) -> np.ndarray:
+        """(queries, rows) cosines: one matrix product per block."""
+        queries = np.asarray(queries, dtype=np.float32)
+        out = np.empty((len(queries), self.size), dtype=np.float32)
+        start = 0
+        for block in self._used_blocks():
+            out[:, start : start + len(block)] = queries @ block.T
+            start += len(block)
+        return out
+
+    def rows(self, indices: list[int]) -> np.ndarray:
+        return np.stack([self._row(i) for i in indices]) if indices else np.empty((0, self.dim), np.float32)
 
 
 _lanes: dict[tuple[str, str, int], _Lane] = {}
@@ -100,10 +210,14 @@ def _synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> _Lane:
                         cached.drop(rowid)
                 cached.version = version
         return cached
-    rows = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE lane_id = ?", (lane,)).fetchall()
-    fresh = _Lane(version, dim, np.empty(len(rows), dtype=np.int64), np.empty((len(rows), dim), dtype=np.float32))
-    for rowid, blob in rows:
-        fresh.put(rowid, _decode(blob))
+    fresh = _Lane(version, dim)
+    planned = conn.execute("SELECT live_count FROM lanes WHERE id = ?", (lane,)).fetchone()
+    fresh.reserve(planned[0] if planned else 0)
+    cursor = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE lane_id = ?", (lane,))
+    while rows := cursor.fetchmany(_LOAD_ROWS):  # streamed: never the whole lane as Python objects
+        rowids = np.fromiter((rowid for rowid, _ in rows), dtype=np.int64, count=len(rows))
+        vectors = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), dim)
+        fresh.append(rowids, vectors)
     with _registry_lock:
         _lanes[key] = fresh
     return fresh
@@ -148,7 +262,7 @@ def nearest_in(matrix: _Lane, query: np.ndarray, k: int) -> list[tuple[int, floa
         size = matrix.size
         if size == 0 or k <= 0:
             return []
-        scores = matrix.vectors[:size] @ query
+        scores = matrix.scores(query)
         if k < size:
             top = np.argpartition(-scores, k - 1)[:k]
             top = top[np.argsort(-scores[top], kind="stable")]
@@ -171,7 +285,7 @@ def nearest_many_in(matrix: _Lane, queries: np.ndarray, k: int) -> list[list[tup
         size = matrix.size
         if size == 0 or k <= 0 or len(queries) == 0:
             return [[] for _ in range(len(queries))]
-        scores = queries @ matrix.vectors[:size].T
+        scores = matrix.scores_many(queries)
         rowids = matrix.rowids[:size].copy()
     found: list[list[tuple[int, float]]] = []
     for row in scores:
@@ -192,7 +306,7 @@ def cosines(
             found = {rowid: matrix.slot[rowid] for rowid in rowids if rowid in matrix.slot}
             if not found:
                 return {}
-            scores = matrix.vectors[list(found.values())] @ query
+            scores = matrix.rows(list(found.values())) @ query
             return {rowid: float(score) for rowid, score in zip(found, scores)}
 
     return _in_read_transaction(conn, run)
