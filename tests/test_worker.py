@@ -390,3 +390,38 @@ async def test_a_job_whose_write_fails_is_rolled_back_alone(make_settings, embed
         assert bodies == ["The boiler is serviced in October", "The bins go out on Tuesday"]
         counters = await svc.stats()
         assert counters.counters.get("curation_created") == 2
+
+
+async def test_a_worker_that_loses_its_lease_mid_lane_stops_and_leaves_the_rest_queued(
+    make_settings: Callable[..., Settings], embedder: FastEmbedEmbedder
+) -> None:
+    """The worker embeds batches ahead of the one it writes; when another worker takes the
+    lane, the batches it had embedded ahead are dropped, not written."""
+    from memwal_mcp.curation.worker import CurationWorker
+
+    settings = make_settings(curation={"batch_size": 8})
+    texts = [f"Build server {i} restarts at {i % 24}:00 every day" for i in range(48)]
+    await queue_jobs(settings, embedder, [("default", t) for t in texts])
+    svc = MemoryService(settings, embedder=embedder)
+    batches = 0
+
+    def steal_after_the_first_batch() -> None:
+        nonlocal batches
+        batches += 1
+        if batches == 1:
+            conn = connect(settings.db_path)
+            try:
+                conn.execute("UPDATE lanes SET lease_holder = 'worker-elsewhere', lease_expires_at = ?",
+                             (time.time() + 600,))
+                conn.commit()
+            finally:
+                conn.close()
+
+    async with svc.running(worker=False):
+        worker = CurationWorker(svc.db, svc.embedder, settings.curation, steal_after_the_first_batch)
+        with anyio.fail_after(60):
+            assert await worker.run_once() is True
+    status = Counter(s for (s,) in rows(settings.db_path, "SELECT status FROM remember_jobs"))
+    assert status == {"done": 8, "queued": 40}
+    assert rows(settings.db_path, "SELECT COUNT(*) FROM memories") == [(8,)]
+    assert rows(settings.db_path, "SELECT lease_holder FROM lanes") == [("worker-elsewhere",)]

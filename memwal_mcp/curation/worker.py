@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import TypeVar
 
 import anyio
 import numpy as np
+from anyio.streams.memory import MemoryObjectSendStream
 
-from ..concurrently import nothing, side_by_side
+from ..concurrently import side_by_side
 from ..config import CurationSettings
 from ..embedding import Embedder, LazyEmbedder, background_embed
 from ..errors import EmbeddingError
@@ -28,6 +30,10 @@ from .plan import plan_outcome
 
 log = logging.getLogger("memwal_mcp.curation")
 K = TypeVar("K")
+Prepared = tuple[list[job_store.QueuedJob], dict[str, np.ndarray]]
+# Batches being embedded at once while one is curated: the next one, and one more, so the
+# embedding copies never wait for a batch to be claimed and checked.
+LOOKAHEAD = 2
 
 
 class CurationWorker:
@@ -76,24 +82,64 @@ class CurationWorker:
         if lane is None:
             return await self._embed_backlog()
         try:
-            size = self._settings.batch_size
-            batch = await self._db.write(job_store.next_batch, lane.id, size, time.time())
-            prepared = await self._prepare(lane.id, batch) if batch else None
-            while batch and prepared is not None:
-                following = await self._db.write(job_store.next_batch, lane.id, size, time.time(), batch[-1].seq)
-                # The next batch is embedded (on the low-priority copies) while this one is
-                # written: the writer's SQL and the embedding overlap on the cores.
-                _, ahead = await side_by_side(
-                    lambda: self._curate(lane.id, *prepared),  # type: ignore[misc]
-                    lambda: self._prepare(lane.id, following) if following else nothing(),
-                )
-                self._on_progress()
-                batch, prepared = following, ahead
+            await self._curate_lane(lane.id)
         except LeaseLost:
             log.warning("lost the lease on lane %s/%s; another worker took over", lane.owner, lane.namespace)
         finally:
             await self._db.write(job_store.release_lease, lane.id, self.holder)
         return True
+
+    async def _curate_lane(self, lane: int) -> None:
+        """Curate the lane's due jobs batch by batch, in arrival order, while the batches after
+        the current one are embedded (on the low-priority copies): the writer's SQL and the
+        embedding overlap on the cores, and with LOOKAHEAD batches in flight the copies
+        always have a chunk to take."""
+        send, receive = anyio.create_memory_object_stream[Prepared](0)
+
+        async def consume() -> None:
+            async with receive:
+                async for batch, vectors in receive:
+                    await self._curate(lane, batch, vectors)
+                    self._on_progress()
+
+        await side_by_side(lambda: self._feed(lane, send), consume)
+
+    async def _feed(self, lane: int, send: MemoryObjectSendStream[Prepared]) -> None:
+        """Batches of the lane, each prepared, in order; up to LOOKAHEAD being prepared at once."""
+        size = self._settings.batch_size
+        after = 0
+        pending: deque[tuple[anyio.Event, list[Prepared]]] = deque()
+        errors: list[Exception] = []
+
+        async def prepare(batch: list[job_store.QueuedJob], done: anyio.Event, out: list[Prepared]) -> None:
+            try:
+                out.append(await self._prepare(lane, batch))
+            except Exception as exc:  # noqa: BLE001 -- raised by _feed, unwrapped
+                errors.append(exc)
+            finally:
+                done.set()
+
+        async with send:
+            async with anyio.create_task_group() as tg:
+                try:
+                    while not errors:
+                        batch = await self._db.read(job_store.next_batch, lane, size, time.time(), after)
+                        if batch:
+                            after = batch[-1].seq
+                            pending.append((anyio.Event(), []))
+                            tg.start_soon(prepare, batch, *pending[-1])
+                        while pending and not errors and (not batch or len(pending) >= LOOKAHEAD):
+                            done, out = pending.popleft()
+                            await done.wait()
+                            if out:
+                                await send.send(out[0])
+                        if not batch:
+                            break
+                except anyio.BrokenResourceError:  # curation stopped (lease lost): stop feeding
+                    pass
+                tg.cancel_scope.cancel()
+        if errors:
+            raise errors[0]
 
     async def _prepare(
         self, lane: int, batch: list[job_store.QueuedJob]
@@ -104,7 +150,7 @@ class CurationWorker:
         vectors: dict[str, np.ndarray] = {}
         embedder = await self._vector_embedder()
         if embedder is not None:
-            wanted = set(await self._db.write(needs_vector, lane, batch, self._settings.enabled))
+            wanted = set(await self._db.read(needs_vector, lane, batch, self._settings.enabled))
             vectors, failed = await self._embed_each(embedder, [(job.id, job.text) for job in batch if job.id in wanted])
             if failed:
                 by_id = {job.id: job for job in batch}
