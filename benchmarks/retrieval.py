@@ -352,15 +352,20 @@ async def run(args: argparse.Namespace, embedder: Any = None) -> dict[str, Any]:
     supported = mode_supported(probe)
     if not supported:
         log.warning("this memwal build has no recall.mode setting: every mode runs the default search")
+    owned = None
     if embedder is None and probe.embedding.enabled:
         from memwal_mcp.embedding import FastEmbedEmbedder
 
-        embedder = FastEmbedEmbedder(probe.embedding)
+        embedder = owned = FastEmbedEmbedder(probe.embedding)
 
-    with tempfile.TemporaryDirectory(prefix="memwal-bench-") as tmp:
-        db_path = args.db or Path(tmp) / "bench.db"
-        loaded = await load_memories(dataset, db_path, curation, embedder, args.load_timeout)
-        results = [await run_mode(m, dataset, loaded, db_path, curation, embedder, args.ks) for m in args.modes]
+    try:
+        with tempfile.TemporaryDirectory(prefix="memwal-bench-") as tmp:
+            db_path = args.db or Path(tmp) / "bench.db"
+            loaded = await load_memories(dataset, db_path, curation, embedder, args.load_timeout)
+            results = [await run_mode(m, dataset, loaded, db_path, curation, embedder, args.ks) for m in args.modes]
+    finally:
+        if owned is not None:
+            owned.close()  # its background copies: ONNX Runtime aborts an exit with them running
 
     summaries = {r.mode: r.summary(args.ks) for r in results}
     namespaces = {(m.owner, m.namespace or "default") for m in dataset.memories}

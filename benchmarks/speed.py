@@ -65,7 +65,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--skip", action="append", default=[], choices=("cold", "stdio", "probe"),
                         help="leave a phase out (repeatable)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--db", type=Path, help="keep the database at this path (must not exist)")
+    parser.add_argument("--db", type=Path,
+                        help="keep the database at this path; if it exists (left by an earlier run), continue it:"
+                             " its lane keeps its facts and only sizes above them add more")
     parser.add_argument("--json-out", type=Path, help="write the JSON report here")
     parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
                         help="level for memwal's own logs (the benchmark's progress is always shown)")
@@ -73,8 +75,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.sizes = _comma_ints(args.memories, (10_000,))
     if args.sizes[0] < 20:
         parser.error("--memories must be at least 20")
-    if args.db is not None and args.db.exists():
-        parser.error(f"--db {args.db} exists; the benchmark needs a fresh database")
     return args
 
 
@@ -146,6 +146,18 @@ def _lane_vectors(db_path: Path, lane: int) -> tuple[np.ndarray, np.ndarray]:
     finally:
         conn.close()
     return rowids[:filled], matrix[:filled]
+
+
+def _facts_in_lane(db_path: Path, owner: str) -> int:
+    """How many facts an earlier run put in the measured lane (facts are numbered from 0)."""
+    from memwal_mcp.store.connection import connect
+
+    conn = connect(db_path)
+    try:
+        return conn.execute("SELECT COUNT(*) FROM remember_jobs WHERE owner = ? AND namespace = ?",
+                            (owner, NAMESPACE)).fetchone()[0]
+    finally:
+        conn.close()
 
 
 def _ids_of(db_path: Path, rowids: set[int]) -> dict[int, str]:
@@ -308,14 +320,20 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         loaded = time.perf_counter()
         embedder = FastEmbedEmbedder(settings.embedding)
         log.info("embedding model loaded in %.1f s", time.perf_counter() - loaded)
-        previous = 0
-        for size in args.sizes:
-            log.info("=== size %d (adding %d) ===", size, size - previous)
-            size_started = time.perf_counter()
-            result = await measure_size(args, db_path, embedder, owner, previous, size, workdir)
-            result["seconds"] = round(time.perf_counter() - size_started, 1)
-            report["results"].append(result)
-            previous = size
+        try:
+            previous = _facts_in_lane(db_path, owner) if db_path.exists() else 0
+            if previous:
+                report["database"] = f"continued from {db_path} with {previous:,} facts in the lane"
+                log.info("continuing %s: %d facts already in the lane", db_path, previous)
+            for size in args.sizes:
+                log.info("=== size %d (adding %d) ===", size, max(0, size - previous))
+                size_started = time.perf_counter()
+                result = await measure_size(args, db_path, embedder, owner, min(previous, size), size, workdir)
+                result["seconds"] = round(time.perf_counter() - size_started, 1)
+                report["results"].append(result)
+                previous = max(previous, size)
+        finally:
+            embedder.close()  # its background copies: ONNX Runtime aborts an exit with them running
         report["database_bytes"] = sum(p.stat().st_size for p in db_path.parent.glob(db_path.name + "*"))
     report["machine"]["loadavg_end"] = speed_proc.loadavg()
     report["seconds"] = round(time.perf_counter() - started, 1)

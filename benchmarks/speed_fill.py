@@ -132,6 +132,8 @@ async def grow(
 ) -> Fill:
     """Add facts start..stop-1 to the lane through the write path; measure curation and raw fastembed."""
     added = stop - start
+    if added <= 0:  # a continued database already holds this size: nothing to add or time
+        return Fill(stop, 0, 0.0, 0.0, 0, 0.0)
     queue_started = time.perf_counter()
     for chunk in range(start, stop, QUEUE_CHUNK):
         texts = list(speed_data.facts(seed, chunk, min(stop, chunk + QUEUE_CHUNK)))

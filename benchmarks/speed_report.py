@@ -114,10 +114,14 @@ def format_report(report: dict[str, Any]) -> str:
         row("cold start to tools/list, memwal-mcp (ms)", cold.get("memwal"), "p50 = median" if cold else "")
         row("cold start to tools/list, minimal SDK (ms)", cold.get("minimal_sdk"), "one-tool MCPServer")
         timed = "all jobs" if fill["mode"] == "worker" else f"last {fill['curated_by_worker']:,} jobs"
-        lines.append(f"{'curation, no LLM (memories/s)':<46}{fill['curation_per_s']:>9.1f} {'':>9}  "
-                     f"{fill['curated_by_worker']:,} jobs in {fill['curate_s']:.1f} s ({timed}, real worker)")
-        lines.append(f"{'raw fastembed, same texts (texts/s)':<46}{fill['raw_fastembed_per_s']:>9.1f} {'':>9}  "
-                     f"{fill['raw_fastembed_texts']:,} texts, {report['embedding']['worker_batch']} per call")
+        if fill["curated_by_worker"]:
+            lines.append(f"{'curation, no LLM (memories/s)':<46}{fill['curation_per_s']:>9.1f} {'':>9}  "
+                         f"{fill['curated_by_worker']:,} jobs in {fill['curate_s']:.1f} s ({timed}, real worker)")
+            lines.append(f"{'raw fastembed, same texts (texts/s)':<46}{fill['raw_fastembed_per_s']:>9.1f} {'':>9}  "
+                         f"{fill['raw_fastembed_texts']:,} texts, {report['embedding']['worker_batch']} per call")
+        else:
+            lines.append(f"{'curation, no LLM (memories/s)':<46}{'-':>9} {'':>9}  "
+                         "not measured: the continued database already held this size")
         lines.append(f"{'overlap@10 dense vs exact (mean / min)':<46}{r['recall']['overlap_at_10']:>9.3f} "
                      f"{r['recall']['overlap_min']:>9.3f}")
         rss = r["rss_bytes"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +25,12 @@ def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
 
 @pytest.fixture(scope="session")
-def embedder() -> FastEmbedEmbedder:
-    """The real default model, loaded once per test session."""
-    return FastEmbedEmbedder(EmbeddingSettings())
+def embedder() -> Iterator[FastEmbedEmbedder]:
+    """The real default model, loaded once per test session (closed at the end: ONNX Runtime
+    aborts an interpreter exit while the background copies run)."""
+    model = FastEmbedEmbedder(EmbeddingSettings())
+    yield model
+    model.close()
 
 
 @pytest.fixture
