@@ -71,3 +71,58 @@ def test_a_lane_scanned_in_pieces_on_several_threads_scores_every_row(small_bloc
     lane.append(np.arange(101, dtype=np.int64), vectors)
     query = _unit(rng, 1, 8)[0]
     assert lane.scores(query) == pytest.approx(vectors @ query, abs=1e-6)
+
+
+async def test_a_lane_read_by_chunks_holds_what_vec0_returns_row_by_row(make_settings, embedder):
+    """The fast load reads sqlite-vec's chunk tables; it must agree with vec0 itself,
+    forgotten memories and other lanes included."""
+    from memwal_mcp.service import MemoryService
+    from memwal_mcp.store.connection import connect
+
+    settings = make_settings()
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running(worker=False):
+        for i in range(30):
+            await svc.remember("local", f"Storage node {i} sits in rack {i % 7} of hall {i % 3}",
+                               namespace="ops" if i % 2 else "default")
+        await svc.worker.run_once()
+        await svc.worker.run_once()
+        hits = (await svc.recall("local", "Storage node rack hall", limit=8, namespace="ops")).hits
+        for hit in hits[:3]:
+            await svc.forget("local", hit.id)
+
+    conn = connect(settings.db_path)
+    try:
+        table, dim = conn.execute("SELECT vector_table, dim FROM embedding_meta").fetchone()
+        (lane,) = conn.execute("SELECT id FROM lanes WHERE namespace = 'ops'").fetchone()
+        by_chunks = matrix._Lane(0, dim)
+        assert matrix._load_chunks(conn, table, dim, lane, by_chunks) is True
+        rows = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE lane_id = ?", (lane,)).fetchall()
+    finally:
+        conn.close()
+    assert by_chunks.size == len(rows) == 12  # 15 remembered in "ops", 3 forgotten
+    for rowid, blob in rows:
+        assert np.array_equal(by_chunks.rows([by_chunks.slot[rowid]])[0], np.frombuffer(blob, dtype=np.float32))
+
+
+async def test_after_a_bulk_change_the_lane_is_read_again_and_search_sees_all_of_it(
+    make_settings, embedder, monkeypatch
+):
+    from memwal_mcp.service import MemoryService
+
+    monkeypatch.setattr(matrix, "_LOAD_ROWS", 4)  # so 20 new memories count as a bulk change
+    settings = make_settings(recall={"mode": "dense"})
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running(worker=False):
+        for i in range(12):
+            await svc.remember("local", f"Printer {i} on floor {i} needs toner type T{i}")
+        await svc.worker.run_once()
+        assert len((await svc.recall("local", "printer toner", limit=50)).hits) == 12  # the lane is cached
+        cached = matrix._lanes[next(k for k in matrix._lanes if k[0].startswith(str(settings.db_path)))]
+        for i in range(20):
+            await svc.remember("local", f"Meeting room {i} seats {i + 4} people and has a screen")
+        await svc.worker.run_once()
+        result = await svc.recall("local", "meeting room seats", limit=50)
+        assert len(result.hits) == 32
+        fresh = matrix._lanes[next(k for k in matrix._lanes if k[0].startswith(str(settings.db_path)))]
+        assert fresh is not cached and fresh.size == 32

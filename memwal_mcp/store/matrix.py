@@ -12,6 +12,7 @@ Reads run in one transaction so the version and the vectors agree.
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import sqlite3
@@ -20,6 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 _GROW = 1.25
 BLOCK_ROWS = 1 << 16  # 96 MiB at 384 dimensions
@@ -201,6 +204,11 @@ def _synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> _Lane:
                     "SELECT rowid, status, vector_model FROM memories WHERE lane_id = ? AND vec_seq > ?",
                     (lane, cached.version),
                 ).fetchall()
+                if len(changed) > max(_LOAD_ROWS, cached.size // 4):  # a bulk change: reading the lane is cheaper
+                    fresh = _load(conn, table, dim, lane, version)
+                    with _registry_lock:
+                        _lanes[key] = fresh
+                    return fresh
                 wanted = [rowid for rowid, status, model in changed if status == "live" and model]
                 found = _vectors(conn, table, wanted)
                 for rowid, _, _ in changed:
@@ -210,17 +218,62 @@ def _synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> _Lane:
                         cached.drop(rowid)
                 cached.version = version
         return cached
-    fresh = _Lane(version, dim)
+    fresh = _load(conn, table, dim, lane, version)
+    with _registry_lock:
+        _lanes[key] = fresh
+    return fresh
+
+
+def _load(conn: sqlite3.Connection, table: str, dim: int, lane: int, version: int) -> _Lane:
+    """A lane's vectors, read from sqlite-vec's chunk tables when their layout is the one
+    this code knows (1,024 vectors per blob: 1M vectors in about 2 s instead of 14 s row
+    by row through vec0), else row by row."""
     planned = conn.execute("SELECT live_count FROM lanes WHERE id = ?", (lane,)).fetchone()
+    fresh = _Lane(version, dim)
+    fresh.reserve(planned[0] if planned else 0)
+    try:
+        if _load_chunks(conn, table, dim, lane, fresh):
+            return fresh
+    except (sqlite3.Error, ValueError) as exc:
+        log.warning("reading %s by chunks failed (%s); reading it row by row", table, exc)
+    fresh = _Lane(version, dim)
     fresh.reserve(planned[0] if planned else 0)
     cursor = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE lane_id = ?", (lane,))
     while rows := cursor.fetchmany(_LOAD_ROWS):  # streamed: never the whole lane as Python objects
         rowids = np.fromiter((rowid for rowid, _ in rows), dtype=np.int64, count=len(rows))
         vectors = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), dim)
         fresh.append(rowids, vectors)
-    with _registry_lock:
-        _lanes[key] = fresh
     return fresh
+
+
+_CHUNK_COLUMNS = {"chunk_id", "size", "partition00", "validity", "rowids"}
+
+
+def _load_chunks(conn: sqlite3.Connection, table: str, dim: int, lane: int, fresh: _Lane) -> bool:
+    """Fill `fresh` from the chunk tables of sqlite-vec 0.1.x; False (and nothing read) if the
+    layout differs. A few rows are checked against vec0's own answer before trusting it."""
+    columns = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}_chunks")')}
+    vector_columns = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}_vector_chunks00")')}
+    if not _CHUNK_COLUMNS <= columns or vector_columns != {"rowid", "vectors"}:
+        return False
+    cursor = conn.execute(
+        f'SELECT c.size, c.validity, c.rowids, v.vectors FROM "{table}_chunks" c'
+        f' JOIN "{table}_vector_chunks00" v ON v.rowid = c.chunk_id WHERE c.partition00 = ? ORDER BY c.chunk_id',
+        (lane,),
+    )
+    for size, validity, rowids, vectors in cursor:
+        if len(rowids) != 8 * size or len(vectors) != 4 * dim * size or len(validity) * 8 < size:
+            raise ValueError(f"a chunk of {size} vectors has blobs of unexpected sizes")
+        valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size].astype(bool)
+        if valid.any():
+            fresh.append(np.frombuffer(rowids, dtype=np.int64)[valid],
+                         np.frombuffer(vectors, dtype=np.float32).reshape(size, dim)[valid])
+    for index in {0, fresh.size // 2, fresh.size - 1} if fresh.size else ():
+        rowid = int(fresh.rowids[index])
+        row = conn.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
+        if row is None or not np.array_equal(_decode(row[0]), fresh._row(index)):
+            raise ValueError(f"vector {rowid} read by chunks differs from vec0's")
+    return True
 
 
 def _vectors(conn: sqlite3.Connection, table: str, rowids: list[int]) -> dict[int, np.ndarray]:
