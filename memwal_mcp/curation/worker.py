@@ -137,6 +137,8 @@ class CurationWorker:
                             break
                 except anyio.BrokenResourceError:  # curation stopped (lease lost): stop feeding
                     pass
+                except Exception as exc:  # noqa: BLE001 -- raised below, not wrapped by the task group
+                    errors.append(exc)
                 tg.cancel_scope.cancel()
         if errors:
             raise errors[0]
