@@ -255,3 +255,13 @@ def test_background_embedding_matches_and_runs_at_low_priority(embedder: FastEmb
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) <= low
     embedder.close()  # what MemoryService.close does: the copies' threads end
     assert not any(thread.is_alive() for thread in background)
+
+
+def test_the_main_model_threads_do_not_spin_between_runs(embedder) -> None:
+    """Guards the hook into fastembed's internals (a silent fallback would bring back the
+    spinning threads that slowed every recall's vector scan)."""
+    session = embedder._model.model.model
+    assert session.get_session_options().get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    vectors = embedder.embed_documents(["ports and regions", "a longer text about the deploy schedule"])
+    assert vectors.shape == (2, embedder.dim)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
