@@ -46,8 +46,16 @@ def test_nearest_over_many_blocks_matches_a_plain_scan(small_blocks):
         got = matrix.nearest_in(lane, query, 10)
         assert [rowid for rowid, _ in got] == order.tolist()
         assert [s for _, s in got] == pytest.approx(sorted(expected, reverse=True)[:10], abs=1e-6)
-    many = matrix.nearest_many_in(lane, _unit(rng, 3, dim), 4)
-    assert all(len(hits) == 4 for hits in many)
+    queries = _unit(rng, 6, dim)
+    for hits, query in zip(matrix.nearest_many_in(lane, queries, 4), queries):
+        expected = plain @ query
+        assert [rowid for rowid, _ in hits] == ids[np.argsort(-expected, kind="stable")][:4].tolist()
+    for hits, query in zip(matrix.nearest_many_in(lane, queries, 4, min_score=0.3), queries):
+        expected = plain @ query
+        above = [(int(i), float(s)) for i, s in zip(ids, expected) if s >= 0.3]
+        best = sorted(above, key=lambda hit: -hit[1])[:4]
+        assert [rowid for rowid, _ in hits] == [rowid for rowid, _ in best]
+        assert [s for _, s in hits] == pytest.approx([s for _, s in best], abs=1e-6)
     rows = lane.rows([lane.slot[int(i)] for i in ids[:5]])
     assert np.allclose(rows, plain[:5])
 

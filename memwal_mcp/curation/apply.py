@@ -153,7 +153,8 @@ class _BatchNominations:
         k = settings.nominator_k
         if nearest is None:
             ids = [job.id for job in batch if job.id in vectors]
-            found = memories.knn_many(conn, lane, np.stack([vectors[i] for i in ids]), k) if ids else []
+            found = (memories.knn_many(conn, lane, np.stack([vectors[i] for i in ids]), k, settings.nominator_threshold)
+                     if ids else [])
             nearest = dict(zip(ids, found))
         self._before = nearest
         self._vectors = vectors

@@ -228,7 +228,9 @@ class CurationWorker:
         if not ids:
             return None
         search = await self._db.read(memories.lane_batch_search, lane)
-        found = await anyio.to_thread.run_sync(search, np.stack([vectors[i] for i in ids]), self._settings.nominator_k)
+        found = await anyio.to_thread.run_sync(
+            search, np.stack([vectors[i] for i in ids]), self._settings.nominator_k, self._settings.nominator_threshold
+        )
         return dict(zip(ids, found))
 
     @staticmethod

@@ -159,16 +159,6 @@ class _Lane:
             list(pool.map(dot, self._ranges(math.ceil(self.size / SCAN_THREADS))))
         return out
 
-    def scores_many(self, queries: np.ndarray) -> np.ndarray:
-        """(queries, rows) cosines: one matrix product per block."""
-        queries = np.asarray(queries, dtype=np.float32)
-        out = np.empty((len(queries), self.size), dtype=np.float32)
-        start = 0
-        for block in self._used_blocks():
-            out[:, start : start + len(block)] = queries @ block.T
-            start += len(block)
-        return out
-
     def rows(self, indices: list[int]) -> np.ndarray:
         return np.stack([self._row(i) for i in indices]) if indices else np.empty((0, self.dim), np.float32)
 
@@ -325,26 +315,51 @@ def nearest_in(matrix: _Lane, query: np.ndarray, k: int) -> list[tuple[int, floa
 
 
 def nearest_many(
-    conn: sqlite3.Connection, table: str, dim: int, lane: int, queries: np.ndarray, k: int
+    conn: sqlite3.Connection, table: str, dim: int, lane: int, queries: np.ndarray, k: int,
+    min_score: float | None = None,
 ) -> list[list[tuple[int, float]]]:
     """`nearest` for a batch of queries with one matrix product (curation nominates a whole batch)."""
 
-    return _in_read_transaction(conn, lambda: nearest_many_in(_synced(conn, table, dim, lane), queries, k))
+    return _in_read_transaction(
+        conn, lambda: nearest_many_in(_synced(conn, table, dim, lane), queries, k, min_score)
+    )
 
 
-def nearest_many_in(matrix: _Lane, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
-    """`nearest_many` over a matrix from `synced`: no database access."""
+def nearest_many_in(
+    matrix: _Lane, queries: np.ndarray, k: int, min_score: float | None = None
+) -> list[list[tuple[int, float]]]:
+    """`nearest_many` over a matrix from `synced`: no database access. With `min_score`, only
+    hits at or above it (curation nominates from a threshold up: a comparison per vector
+    instead of a partial sort). One block at a time, so the scores never take more than
+    queries x BLOCK_ROWS floats (64 x 1M would be 256 MB)."""
+    queries = np.asarray(queries, dtype=np.float32)
+    if k <= 0 or len(queries) == 0:
+        return [[] for _ in range(len(queries))]
+    best: list[tuple[np.ndarray, np.ndarray]] = [
+        (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)) for _ in range(len(queries))
+    ]
     with matrix.lock:
-        size = matrix.size
-        if size == 0 or k <= 0 or len(queries) == 0:
-            return [[] for _ in range(len(queries))]
-        scores = matrix.scores_many(queries)
-        rowids = matrix.rowids[:size].copy()
-    found: list[list[tuple[int, float]]] = []
-    for row in scores:
-        top = np.argpartition(-row, k - 1)[:k] if k < size else np.arange(size)
-        top = top[np.argsort(-row[top], kind="stable")]
-        found.append([(int(rowids[i]), float(row[i])) for i in top])
+        start = 0
+        for block in matrix._used_blocks():
+            for q, row in enumerate(queries @ block.T):
+                if min_score is not None:
+                    picked = np.flatnonzero(row >= min_score)
+                    if len(picked) > k:
+                        picked = picked[np.argpartition(-row[picked], k - 1)[:k]]
+                else:
+                    picked = np.argpartition(-row, k - 1)[:k] if k < len(row) else np.arange(len(row))
+                if len(picked):
+                    index, score = best[q]
+                    index, score = np.concatenate([index, picked + start]), np.concatenate([score, row[picked]])
+                    if len(index) > k:
+                        keep = np.argpartition(-score, k - 1)[:k]
+                        index, score = index[keep], score[keep]
+                    best[q] = (index, score)
+            start += len(block)
+        found = []
+        for index, score in best:
+            order = np.argsort(-score, kind="stable")
+            found.append([(int(matrix.rowids[i]), float(score[j])) for j, i in zip(order, index[order])])
     return found
 
 

@@ -247,19 +247,24 @@ def lane_vectors(conn: sqlite3.Connection, lanes: Sequence[int]) -> list[Callabl
     return [partial(matrix.nearest_in, matrix.synced(conn, *space, lane)) for lane in lanes]
 
 
-def lane_batch_search(conn: sqlite3.Connection, lane: int) -> Callable[[np.ndarray, int], list[list[tuple[int, float]]]]:
-    """`knn_many` over the lane's vectors as of now, as a function that needs no connection:
-    curation runs the batch's matrix product off the writer, which tool calls wait for."""
+def lane_batch_search(conn: sqlite3.Connection, lane: int) -> Callable[..., list[list[tuple[int, float]]]]:
+    """`knn_many` over the lane's vectors as of now, as a function (queries, k, min_score) that
+    needs no connection: curation runs the batch's matrix product off the writer, which tool
+    calls wait for."""
     space = _vector_space(conn)
     if space is None:
-        return lambda queries, k: [[] for _ in range(len(queries))]
+        return lambda queries, k, min_score=None: [[] for _ in range(len(queries))]
     return partial(matrix.nearest_many_in, matrix.synced(conn, *space, lane))
 
 
-def knn_many(conn: sqlite3.Connection, lane: int, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
-    """`knn` for each row of `queries`, in one pass over the lane."""
+def knn_many(
+    conn: sqlite3.Connection, lane: int, queries: np.ndarray, k: int, min_score: float | None = None
+) -> list[list[tuple[int, float]]]:
+    """`knn` for each row of `queries`, in one pass over the lane (only hits >= min_score, if given)."""
     space = _vector_space(conn)
-    return [[] for _ in range(len(queries))] if space is None else matrix.nearest_many(conn, *space, lane, queries, k)
+    if space is None:
+        return [[] for _ in range(len(queries))]
+    return matrix.nearest_many(conn, *space, lane, queries, k, min_score)
 
 
 def cosines(conn: sqlite3.Connection, lane: int, query: np.ndarray, rowids: Sequence[int]) -> dict[int, float]:
