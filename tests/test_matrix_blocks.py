@@ -106,11 +106,17 @@ async def test_a_lane_read_by_chunks_holds_what_vec0_returns_row_by_row(make_set
         by_chunks = matrix._Lane(0, dim)
         assert matrix._load_chunks(conn, table, dim, lane, by_chunks) is True
         rows = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE lane_id = ?", (lane,)).fetchall()
+        every = [rowid for (rowid,) in conn.execute("SELECT rowid FROM memories")]  # forgotten and other lane too
+        picked = matrix._vectors_by_chunk(conn, table, dim, every)
+        looked_up = {rowid: np.frombuffer(blob, dtype=np.float32) for rowid, blob in conn.execute(
+            f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({','.join('?' * len(every))})", every)}
     finally:
         conn.close()
     assert by_chunks.size == len(rows) == 12  # 15 remembered in "ops", 3 forgotten
     for rowid, blob in rows:
         assert np.array_equal(by_chunks.rows([by_chunks.slot[rowid]])[0], np.frombuffer(blob, dtype=np.float32))
+    assert picked.keys() == looked_up.keys() and len(picked) == 27  # 30 remembered, 3 forgotten
+    assert all(np.array_equal(picked[rowid], looked_up[rowid]) for rowid in picked)
 
 
 async def test_after_a_bulk_change_the_lane_is_read_again_and_search_sees_all_of_it(

@@ -200,7 +200,7 @@ def _synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> _Lane:
                         _lanes[key] = fresh
                     return fresh
                 wanted = [rowid for rowid, status, model in changed if status == "live" and model]
-                found = _vectors(conn, table, wanted)
+                found = _vectors(conn, table, dim, wanted)
                 for rowid, _, _ in changed:
                     if rowid in found:
                         cached.put(rowid, found[rowid])
@@ -237,14 +237,26 @@ def _load(conn: sqlite3.Connection, table: str, dim: int, lane: int, version: in
 
 
 _CHUNK_COLUMNS = {"chunk_id", "size", "partition00", "validity", "rowids"}
+_ROWID_COLUMNS = {"rowid", "chunk_id", "chunk_offset"}
+
+
+def _chunk_layout_known(conn: sqlite3.Connection, table: str) -> bool:
+    """Whether the vec0 table's shadow tables look like sqlite-vec 0.1.x's, which this module reads."""
+    def columns(shadow: str) -> set[str]:
+        return {row[1] for row in conn.execute(f'PRAGMA table_info("{table}_{shadow}")')}
+
+    return (_CHUNK_COLUMNS <= columns("chunks") and columns("vector_chunks00") == {"rowid", "vectors"}
+            and _ROWID_COLUMNS <= columns("rowids"))
+
+
+def _valid_bits(validity: bytes, size: int) -> np.ndarray:
+    return np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size].astype(bool)
 
 
 def _load_chunks(conn: sqlite3.Connection, table: str, dim: int, lane: int, fresh: _Lane) -> bool:
     """Fill `fresh` from the chunk tables of sqlite-vec 0.1.x; False (and nothing read) if the
     layout differs. A few rows are checked against vec0's own answer before trusting it."""
-    columns = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}_chunks")')}
-    vector_columns = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}_vector_chunks00")')}
-    if not _CHUNK_COLUMNS <= columns or vector_columns != {"rowid", "vectors"}:
+    if not _chunk_layout_known(conn, table):
         return False
     cursor = conn.execute(
         f'SELECT c.size, c.validity, c.rowids, v.vectors FROM "{table}_chunks" c'
@@ -254,7 +266,7 @@ def _load_chunks(conn: sqlite3.Connection, table: str, dim: int, lane: int, fres
     for size, validity, rowids, vectors in cursor:
         if len(rowids) != 8 * size or len(vectors) != 4 * dim * size or len(validity) * 8 < size:
             raise ValueError(f"a chunk of {size} vectors has blobs of unexpected sizes")
-        valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size].astype(bool)
+        valid = _valid_bits(validity, size)
         if valid.any():
             fresh.append(np.frombuffer(rowids, dtype=np.int64)[valid],
                          np.frombuffer(vectors, dtype=np.float32).reshape(size, dim)[valid])
@@ -266,13 +278,54 @@ def _load_chunks(conn: sqlite3.Connection, table: str, dim: int, lane: int, fres
     return True
 
 
-def _vectors(conn: sqlite3.Connection, table: str, rowids: list[int]) -> dict[int, np.ndarray]:
+def _vectors(conn: sqlite3.Connection, table: str, dim: int, rowids: list[int]) -> dict[int, np.ndarray]:
+    """Vectors of these rows (those that have one). By chunk when the layout is known: each
+    chunk blob is read once for all its changed rows -- a batch of new memories sits in one
+    or two -- where vec0 looks every row up on its own (0.5 ms a row at 100k)."""
+    if rowids and _chunk_layout_known(conn, table):
+        try:
+            return _vectors_by_chunk(conn, table, dim, rowids)
+        except (sqlite3.Error, ValueError) as exc:
+            log.warning("reading changed vectors of %s by chunks failed (%s); reading them one by one", table, exc)
     found: dict[int, np.ndarray] = {}
     for start in range(0, len(rowids), 500):
         chunk = rowids[start : start + 500]
         marks = ",".join("?" * len(chunk))
         for rowid, blob in conn.execute(f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})", chunk):
             found[rowid] = _decode(blob)
+    return found
+
+
+def _vectors_by_chunk(conn: sqlite3.Connection, table: str, dim: int, rowids: list[int]) -> dict[int, np.ndarray]:
+    where: dict[int, list[tuple[int, int]]] = {}
+    for start in range(0, len(rowids), 500):
+        part = rowids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for rowid, chunk_id, offset in conn.execute(
+            f'SELECT rowid, chunk_id, chunk_offset FROM "{table}_rowids" WHERE rowid IN ({marks})', part
+        ):
+            if chunk_id is not None:
+                where.setdefault(chunk_id, []).append((rowid, offset))
+    found: dict[int, np.ndarray] = {}
+    for chunk_id, items in where.items():
+        row = conn.execute(
+            f'SELECT c.size, c.validity, c.rowids, v.vectors FROM "{table}_chunks" c'
+            f' JOIN "{table}_vector_chunks00" v ON v.rowid = c.chunk_id WHERE c.chunk_id = ?',
+            (chunk_id,),
+        ).fetchone()
+        if row is None:
+            continue
+        size, validity, chunk_rowids, vectors = row
+        if len(chunk_rowids) != 8 * size or len(vectors) != 4 * dim * size:
+            raise ValueError(f"chunk {chunk_id} has blobs of unexpected sizes")
+        valid = _valid_bits(validity, size)
+        ids = np.frombuffer(chunk_rowids, dtype=np.int64)
+        block = np.frombuffer(vectors, dtype=np.float32).reshape(size, dim)
+        for rowid, offset in items:
+            if not 0 <= offset < size or ids[offset] != rowid:
+                raise ValueError(f"row {rowid} is not where {table}_rowids says")
+            if valid[offset]:
+                found[rowid] = block[offset].copy()
     return found
 
 
