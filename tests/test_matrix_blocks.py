@@ -140,3 +140,34 @@ async def test_after_a_bulk_change_the_lane_is_read_again_and_search_sees_all_of
         assert len(result.hits) == 32
         fresh = matrix._lanes[next(k for k in matrix._lanes if k[0].startswith(str(settings.db_path)))]
         assert fresh is not cached and fresh.size == 32
+
+
+def test_slots_agree_with_a_dict_through_dense_and_sparse_phases(monkeypatch):
+    monkeypatch.setattr(matrix._Slots, "DENSE_MIN", 16)
+    rng = np.random.default_rng(11)
+    slots, truth = matrix._Slots(), {}
+    next_rowid = 1000
+    modes = set()
+    for step in range(3000):
+        action = rng.random()
+        if action < 0.6:  # new rows, mostly increasing rowids, now and then a bulk append
+            n = int(rng.integers(1, 40)) if rng.random() < 0.1 else 1
+            rowids = np.arange(next_rowid, next_rowid + n, dtype=np.int64)
+            next_rowid += n + int(rng.integers(0, 3))
+            slots.set_many(rowids, len(truth))
+            truth.update({int(r): len(truth) + j for j, r in enumerate(rowids)})
+        elif action < 0.9 and truth:  # a row leaves; the last one moves into its index
+            rowid = int(rng.choice(list(truth)))
+            assert slots.pop(rowid) == truth.pop(rowid)
+        else:  # a far-away rowid makes the lane sparse (back to a dict) now and then
+            rowid = next_rowid + int(rng.integers(10_000, 1_000_000)) if step == 1500 else int(rng.integers(0, 500))
+            if rowid not in truth:
+                slots.set(rowid, len(truth))
+                truth[rowid] = len(truth)
+        assert len(slots) == len(truth)
+        modes.add("dict" if slots._dict is not None else "array")
+        probe = int(rng.integers(0, next_rowid + 10))
+        assert slots.get(probe) == truth.get(probe)
+    assert all(slots[r] == i for r, i in truth.items())
+    assert slots.pop(-5) is None and -5 not in slots
+    assert modes == {"dict", "array"}
