@@ -21,6 +21,7 @@ from typing import Protocol, runtime_checkable
 import anyio
 import numpy as np
 
+from . import heap
 from .config import BUNDLED_MODEL, EmbeddingSettings
 from .errors import EmbeddingError
 
@@ -83,20 +84,7 @@ def _stop_spinning(model: object, threads: int | None) -> None:
     except Exception as exc:  # noqa: BLE001 -- a speed-up only
         log.debug("keeping fastembed's ONNX session as it is: %s", exc)
         return
-    _trim_heap()
-
-
-def _trim_heap() -> None:
-    """Give the C heap's free memory back to the system (glibc keeps what the replaced
-    session freed: about 60 MiB of resident memory otherwise)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # another C library
-        pass
+    heap.trim()  # what the first session freed
 
 
 class FastEmbedEmbedder:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import heap
+
 log = logging.getLogger(__name__)
 
 _GROW = 1.25
@@ -326,6 +328,7 @@ def _load(conn: sqlite3.Connection, table: str, dim: int, lane: int, version: in
     fresh.reserve(planned[0] if planned else 0)
     try:
         if _load_chunks(conn, table, dim, lane, fresh):
+            heap.trim()  # the chunk blobs read on the way
             return fresh
     except (sqlite3.Error, ValueError) as exc:
         log.warning("reading %s by chunks failed (%s); reading it row by row", table, exc)
@@ -336,6 +339,7 @@ def _load(conn: sqlite3.Connection, table: str, dim: int, lane: int, version: in
         rowids = np.fromiter((rowid for rowid, _ in rows), dtype=np.int64, count=len(rows))
         vectors = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), dim)
         fresh.append(rowids, vectors)
+    heap.trim()
     return fresh
 
 
@@ -361,12 +365,13 @@ def _load_chunks(conn: sqlite3.Connection, table: str, dim: int, lane: int, fres
     layout differs. A few rows are checked against vec0's own answer before trusting it."""
     if not _chunk_layout_known(conn, table):
         return False
-    cursor = conn.execute(
-        f'SELECT c.size, c.validity, c.rowids, v.vectors FROM "{table}_chunks" c'
-        f' JOIN "{table}_vector_chunks00" v ON v.rowid = c.chunk_id WHERE c.partition00 = ? ORDER BY c.chunk_id',
-        (lane,),
-    )
-    for size, validity, rowids, vectors in cursor:
+    # Two steps, not a join: SQLite would scan the vector blobs of every lane, or sort them
+    # in a temporary b-tree (the whole lane in memory, 1.5 GB at 1M, for an ORDER BY).
+    chunks = conn.execute(
+        f'SELECT chunk_id, size, validity, rowids FROM "{table}_chunks" WHERE partition00 = ?', (lane,)
+    ).fetchall()
+    for chunk_id, size, validity, rowids in chunks:
+        vectors = _chunk_vectors(conn, table, chunk_id)
         if len(rowids) != 8 * size or len(vectors) != 4 * dim * size or len(validity) * 8 < size:
             raise ValueError(f"a chunk of {size} vectors has blobs of unexpected sizes")
         valid = _valid_bits(validity, size)
@@ -379,6 +384,13 @@ def _load_chunks(conn: sqlite3.Connection, table: str, dim: int, lane: int, fres
         if row is None or not np.array_equal(_decode(row[0]), fresh._row(index)):
             raise ValueError(f"vector {rowid} read by chunks differs from vec0's")
     return True
+
+
+def _chunk_vectors(conn: sqlite3.Connection, table: str, chunk_id: int) -> bytes:
+    row = conn.execute(f'SELECT vectors FROM "{table}_vector_chunks00" WHERE rowid = ?', (chunk_id,)).fetchone()
+    if row is None:
+        raise ValueError(f"chunk {chunk_id} has no vectors")
+    return row[0]
 
 
 def _vectors(conn: sqlite3.Connection, table: str, dim: int, rowids: list[int]) -> dict[int, np.ndarray]:
@@ -412,13 +424,12 @@ def _vectors_by_chunk(conn: sqlite3.Connection, table: str, dim: int, rowids: li
     found: dict[int, np.ndarray] = {}
     for chunk_id, items in where.items():
         row = conn.execute(
-            f'SELECT c.size, c.validity, c.rowids, v.vectors FROM "{table}_chunks" c'
-            f' JOIN "{table}_vector_chunks00" v ON v.rowid = c.chunk_id WHERE c.chunk_id = ?',
-            (chunk_id,),
+            f'SELECT size, validity, rowids FROM "{table}_chunks" WHERE chunk_id = ?', (chunk_id,)
         ).fetchone()
         if row is None:
             continue
-        size, validity, chunk_rowids, vectors = row
+        size, validity, chunk_rowids = row
+        vectors = _chunk_vectors(conn, table, chunk_id)
         if len(chunk_rowids) != 8 * size or len(vectors) != 4 * dim * size:
             raise ValueError(f"chunk {chunk_id} has blobs of unexpected sizes")
         valid = _valid_bits(validity, size)
