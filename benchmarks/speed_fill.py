@@ -92,6 +92,11 @@ def _bulk_apply(
     return created
 
 
+def _queued_in_lane(conn: sqlite3.Connection, lane: int) -> int:
+    return conn.execute("SELECT COUNT(*) FROM remember_jobs WHERE lane_id = ? AND status = 'queued'",
+                        (lane,)).fetchone()[0]
+
+
 def queued_count(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COUNT(*) FROM remember_jobs WHERE status = 'queued'").fetchone()[0]
 
@@ -146,6 +151,10 @@ async def grow(
     bulk_s = 0.0
     if timed < added:
         bulk_s = await _bulk(service, embedder, owner, namespace, added - timed)
+    # Jobs an interrupted earlier run left queued (a continued --db) are curated and timed
+    # too; they are the facts just before these, so the raw sample stays the same texts.
+    lane = await service.db.read(job_store.lane_id, owner, namespace)
+    timed = await service.db.read(_queued_in_lane, lane)
 
     sampled = list(speed_data.facts(seed, stop - timed, stop))
     if len(sampled) > raw_max:  # evenly spaced, so the length mix is the same
@@ -158,7 +167,6 @@ async def grow(
     # A running worker keeps the lane's matrix in step batch by batch; the bulk loader did not,
     # so bring it up to date first (timed apart: a server pays this once, at its first search).
     sync_started = time.perf_counter()
-    lane = await service.db.read(job_store.lane_id, owner, namespace)
     await service.db.read(memories.lane_batch_search, lane)
     sync_s = time.perf_counter() - sync_started
     log.info("lane matrix brought up to date in %.2f s; curating %d jobs with the real worker", sync_s, timed)
