@@ -32,11 +32,9 @@ _LOAD_ROWS = 4096
 # A lane at least this big is scanned on every core, in row ranges (NumPy releases the GIL;
 # its own BLAS threads are off, see memwal_mcp/__init__.py).
 SPLIT_ROWS = 32_768
+SCAN_THREADS = min(4, os.cpu_count() or 1)
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
-
-
-SCAN_THREADS = min(4, os.cpu_count() or 1)
 
 
 def _scan_pool() -> ThreadPoolExecutor | None:
