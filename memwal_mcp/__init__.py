@@ -10,4 +10,9 @@ import os as _os
 # `python -m memwal_mcp` and `uvx memwal-mcp`); a value already set wins.
 _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+# Fewer malloc arenas for the threads to come (see heap.py): 86 MiB less peak RSS.
+from . import heap as _heap  # noqa: E402
+
+_heap.limit_arenas()
+
 __version__ = "0.1.0"

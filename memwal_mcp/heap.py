@@ -1,4 +1,4 @@
-"""Giving freed memory back to the system.
+"""Giving freed memory back to the system, and keeping less of it in the first place.
 
 glibc keeps memory that Python and C libraries free in its heaps for reuse, so the
 process's resident size stays at its high-water mark after a burst of temporary
@@ -11,13 +11,33 @@ from __future__ import annotations
 
 import sys
 
+_M_ARENA_MAX = -8  # glibc's mallopt parameter
 
-def trim() -> None:
+
+def _libc():  # -> ctypes.CDLL | None
     if not sys.platform.startswith("linux"):
-        return
+        return None
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # musl or another C library
-        pass
+        return ctypes.CDLL("libc.so.6")
+    except OSError:  # musl or another C library
+        return None
+
+
+def trim() -> None:
+    libc = _libc()
+    if libc is not None and hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)
+
+
+def limit_arenas(arenas: int = 2) -> None:
+    """At most `arenas` malloc arenas for the threads started from now on. glibc gives each
+    thread that allocates its own arena (up to 8 per core), and each keeps what it freed:
+    with three embedding models on their threads, peak RSS was 684 MiB with the default and
+    598 MiB with two, at the same speed. MALLOC_ARENA_MAX, when set, wins."""
+    import os
+
+    libc = _libc()
+    if libc is not None and "MALLOC_ARENA_MAX" not in os.environ and hasattr(libc, "mallopt"):
+        libc.mallopt(_M_ARENA_MAX, arenas)
