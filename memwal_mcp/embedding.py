@@ -94,10 +94,13 @@ def _stop_spinning(model: object, threads: int | None) -> None:
 class FastEmbedEmbedder:
     """fastembed's TextEmbedding behind the Embedder protocol."""
 
-    def __init__(self, settings: EmbeddingSettings) -> None:
+    def __init__(self, settings: EmbeddingSettings, *, background: bool = False) -> None:
+        """`background`: a low-priority copy for curation. Its threads may spin (at nice +10
+        that takes nothing from tool calls), which spares it a second load of the model."""
         self._settings = settings
         self._model = self._load(settings)
-        _stop_spinning(self._model, settings.threads)
+        if not background:
+            _stop_spinning(self._model, settings.threads)
         probe = next(iter(self._model.embed(["probe"])))
         self._dim = int(probe.shape[0])
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -182,8 +185,14 @@ class FastEmbedEmbedder:
             if self._background is None:
                 cores = os.cpu_count() or 1
                 copies = min(BACKGROUND_COPIES, cores)
+                if heap.resident_bytes() >= heap.LARGE:
+                    # A process this big holds a large lane's vectors: one copy (its threads
+                    # blocking, not spinning) saves ~90 MiB and one load's transient ~100 MiB,
+                    # for ~10 % of curation speed -- which a lane that size spends on finding
+                    # nominees anyway.
+                    copies = 1
                 settings = self._settings.model_copy(update={"threads": self._settings.threads or max(1, cores // copies)})
-                self._background = _LowPriorityModels(lambda: FastEmbedEmbedder(settings).embed_documents, copies,
+                self._background = _LowPriorityModels(lambda: FastEmbedEmbedder(settings, background=True).embed_documents, copies,
                                                      self._settings.batch_size)
             return self._background
 
@@ -229,7 +238,8 @@ class _LowPriorityModels:
         self._threads: list[threading.Thread] = []
         for index in range(max(1, copies)):
             loaded = threading.Event()
-            thread = threading.Thread(target=self._serve, args=(load, self._requests, loaded),
+            previous = self._loaded[-1] if self._loaded else None
+            thread = threading.Thread(target=self._serve, args=(load, self._requests, loaded, previous),
                                       name=f"memwal-embed-background-{index}", daemon=True)
             self._loaded.append(loaded)
             self._threads.append(thread)
@@ -266,23 +276,28 @@ class _LowPriorityModels:
     @staticmethod
     def _serve(load: Callable[[], Callable[[Sequence[str]], np.ndarray]],
                requests: queue.SimpleQueue[tuple[list[str], Future[np.ndarray | None]] | None],
-               loaded: threading.Event) -> None:
+               loaded: threading.Event, previous: threading.Event | None) -> None:
         try:
             me = threading.get_native_id()
             os.setpriority(os.PRIO_PROCESS, me, max(BACKGROUND_NICE, os.getpriority(os.PRIO_PROCESS, me)))
         except OSError as exc:  # a sandbox may refuse; the work still gets done
             log.info("background embedding keeps normal priority: %s", exc)
         embed: Callable[[Sequence[str]], np.ndarray] | None = None
+        if previous is not None:  # one load at a time: each briefly needs twice its final memory
+            previous.wait()
         try:
             embed = load()
         except Exception:  # noqa: BLE001 -- curation goes on with the main model
             log.warning("a low-priority copy of the embedding model failed to load; curation "
                         "embeds at normal priority", exc_info=True)
+        heap.trim()  # what the load freed: 134 MiB for two copies
         loaded.set()
         while (request := requests.get()) is not None:
             texts, done = request
             try:
-                done.set_result(embed(texts) if embed is not None else None)
+                vectors = embed(texts) if embed is not None else None
+                heap.trim_if_large()
+                done.set_result(vectors)
             except BaseException as exc:  # noqa: BLE001 -- the caller re-raises it
                 done.set_exception(exc)
 
