@@ -171,3 +171,36 @@ def test_slots_agree_with_a_dict_through_dense_and_sparse_phases(monkeypatch):
     assert all(slots[r] == i for r, i in truth.items())
     assert slots.pop(-5) is None and -5 not in slots
     assert modes == {"dict", "array"}
+
+
+def test_a_rotated_lane_finds_exactly_the_nominees_a_plain_scan_finds(small_blocks, monkeypatch):
+    """Rows kept in the lane's PCA basis: scores unchanged, and the bound that lets curation
+    skip full products never drops a vector at or above the threshold."""
+    monkeypatch.setattr(matrix, "PREFIX_DIMS", 4)
+    rng = np.random.default_rng(21)
+    dim = 24
+    centres = _unit(rng, 6, dim)  # clustered, like real embeddings: near-duplicates exist
+    vectors = centres[rng.integers(0, 6, 300)] + 0.25 * rng.standard_normal((300, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    lane = matrix._Lane(0, dim)
+    lane.append(np.arange(1, 201, dtype=np.int64), vectors[:200])
+    lane.rotate()
+    assert lane.basis is not None
+    for i in range(200, 300):  # rows that arrive after the rotation, and some that leave
+        lane.put(i + 1, vectors[i])
+    for rowid in (5, 17, 250):
+        lane.drop(rowid)
+    ids = np.array(sorted(set(range(1, 301)) - {5, 17, 250}))
+    plain = vectors[ids - 1]
+    assert np.allclose(lane.rows([lane.slot[int(i)] for i in ids[:7]]), plain[:7], atol=1e-5)
+
+    queries = vectors[rng.integers(0, 300, 20)] + 0.05 * rng.standard_normal((20, dim)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    for query in queries[:5]:
+        assert lane.scores(query)[[lane.slot[int(i)] for i in ids]] == pytest.approx(plain @ query, abs=1e-5)
+    for threshold in (0.5, 0.8, 0.9):
+        for hits, query in zip(matrix.nearest_many_in(lane, queries, 5, min_score=threshold), queries):
+            expected = plain @ query
+            above = sorted(((float(s), int(i)) for i, s in zip(ids, expected) if s >= threshold), reverse=True)[:5]
+            assert [rowid for rowid, _ in hits] == [rowid for _, rowid in above]
+            assert [s for _, s in hits] == pytest.approx([s for s, _ in above], abs=1e-5)

@@ -32,6 +32,12 @@ _LOAD_ROWS = 4096
 # A lane at least this big is scanned on every core, in row ranges (NumPy releases the GIL;
 # its own BLAS threads are off, see memwal_mcp/__init__.py).
 SPLIT_ROWS = 32_768
+# A lane this big keeps its rows in its own PCA basis, so curation can bound each cosine
+# from the first PREFIX_DIMS coordinates and skip most of the full products (see rotate).
+ROTATE_ROWS = 1 << 16
+PREFIX_DIMS = 64
+_BASIS_SAMPLE = 20_000
+_BOUND_SLACK = 1e-3  # float32 rounding in the rotated coordinates and the bound itself
 SCAN_THREADS = min(4, os.cpu_count() or 1)
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -164,6 +170,8 @@ class _Lane:
     size: int = 0
     slot: _Slots = field(default_factory=_Slots)  # rowid -> row index
     lock: threading.Lock = field(default_factory=threading.Lock)
+    basis: np.ndarray | None = None  # (dim, dim) float32, rows = principal directions; rows stored as basis @ v
+    tails: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float32))  # |row[PREFIX_DIMS:]|
 
     @property
     def capacity(self) -> int:
@@ -173,6 +181,7 @@ class _Lane:
         """Room for `rows` rows in all: full blocks, then a last block just big enough."""
         if len(self.rowids) < rows:
             self.rowids = np.resize(self.rowids, max(rows, int(len(self.rowids) * _GROW) + 1))
+            self.tails = np.resize(self.tails, len(self.rowids))
         while self.capacity < rows:
             if self.blocks and len(self.blocks[-1]) < BLOCK_ROWS:
                 last = self.blocks[-1]
@@ -198,12 +207,19 @@ class _Lane:
             self.blocks[block][offset : offset + n] = vectors[done : done + n]
             done += n
 
+    def _in_basis(self, vectors: np.ndarray) -> np.ndarray:
+        vectors = np.asarray(vectors, dtype=np.float32)
+        return vectors if self.basis is None else vectors @ self.basis.T
+
     def append(self, rowids: np.ndarray, vectors: np.ndarray) -> None:
         """Rows for rowids not in the lane yet (the initial load)."""
         start = self.size
         self.reserve(start + len(rowids))
         self.rowids[start : start + len(rowids)] = rowids
+        vectors = self._in_basis(vectors)
         self._set_rows(start, vectors)
+        if self.basis is not None:
+            self.tails[start : start + len(rowids)] = np.linalg.norm(vectors[:, PREFIX_DIMS:], axis=1)
         self.slot.set_many(np.asarray(rowids, dtype=np.int64), start)
         self.size += len(rowids)
 
@@ -212,7 +228,37 @@ class _Lane:
         if index is None:
             self.append(np.array([rowid], dtype=np.int64), vector.reshape(1, -1))
         else:
-            self._row(index)[:] = vector
+            row = self._in_basis(vector)
+            self._row(index)[:] = row
+            if self.basis is not None:
+                self.tails[index] = np.linalg.norm(row[PREFIX_DIMS:])
+
+    def rotate(self) -> None:
+        """Store the rows in the lane's PCA basis (fitted on up to 20k of them). Dot products
+        do not change -- queries are rotated too -- but most of a vector's length now sits in
+        its first coordinates, so q.v <= q[:m].v[:m] + |q[m:]| |v[m:]| is a tight bound: on
+        100k facts, 0.17 % of vectors can reach a cosine of 0.86 by the first 64 of 384
+        coordinates, and only those get a full product (a batch's nominations: 75 -> 28 ms).
+        The rotation costs 0.2 s at 100k, once per load."""
+        used = self._used_blocks()
+        step = max(1, self.size // _BASIS_SAMPLE)
+        sample = np.concatenate([block[::step] for block in used]).astype(np.float64)
+        _, vectors = np.linalg.eigh(sample.T @ sample)
+        basis = np.ascontiguousarray(vectors[:, ::-1].T, dtype=np.float32)
+
+        def turn(piece: tuple[np.ndarray, int]) -> None:
+            rows, start = piece
+            rows[:] = rows @ basis.T
+            self.tails[start : start + len(rows)] = np.linalg.norm(rows[:, PREFIX_DIMS:], axis=1)
+
+        pool = _scan_pool()
+        pieces = self._ranges(4096)
+        if pool is None:
+            for piece in pieces:
+                turn(piece)
+        else:
+            list(pool.map(turn, pieces))
+        self.basis = basis
 
     def drop(self, rowid: int) -> None:
         index = self.slot.pop(rowid)
@@ -223,6 +269,7 @@ class _Lane:
             moved = int(self.rowids[last])
             self.rowids[index] = moved
             self._row(index)[:] = self._row(last)
+            self.tails[index] = self.tails[last]
             self.slot.set(moved, index)
         self.size = last
 
@@ -247,7 +294,7 @@ class _Lane:
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Cosine of the query with every row (vectors are unit length), in row order."""
-        query = np.ascontiguousarray(query, dtype=np.float32)
+        query = np.ascontiguousarray(self._in_basis(query))
         out = np.empty(self.size, dtype=np.float32)
 
         def dot(piece: tuple[np.ndarray, int]) -> None:
@@ -263,7 +310,17 @@ class _Lane:
         return out
 
     def rows(self, indices: list[int]) -> np.ndarray:
-        return np.stack([self._row(i) for i in indices]) if indices else np.empty((0, self.dim), np.float32)
+        """These rows' vectors, as they were given (not in the lane's basis)."""
+        if not indices:
+            return np.empty((0, self.dim), np.float32)
+        stored = np.stack([self._row(i) for i in indices])
+        return stored if self.basis is None else stored @ self.basis
+
+    def dots(self, indices: list[int], query: np.ndarray) -> np.ndarray:
+        """Cosine of the query with these rows."""
+        if not indices:
+            return np.empty(0, np.float32)
+        return np.stack([self._row(i) for i in indices]) @ self._in_basis(query)
 
 
 _lanes: dict[tuple[str, str, int], _Lane] = {}
@@ -299,6 +356,8 @@ def _synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> _Lane:
                 ).fetchall()
                 if len(changed) > max(_LOAD_ROWS, cached.size // 4):  # a bulk change: reading the lane is cheaper
                     fresh = _load(conn, table, dim, lane, version)
+                    if fresh.size >= ROTATE_ROWS:
+                        fresh.rotate()
                     with _registry_lock:
                         _lanes[key] = fresh
                     return fresh
@@ -310,8 +369,12 @@ def _synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> _Lane:
                     else:
                         cached.drop(rowid)
                 cached.version = version
+                if cached.basis is None and cached.size >= ROTATE_ROWS:  # grew past it row by row
+                    cached.rotate()
         return cached
     fresh = _load(conn, table, dim, lane, version)
+    if fresh.size >= ROTATE_ROWS:
+        fresh.rotate()
     with _registry_lock:
         _lanes[key] = fresh
     return fresh
@@ -495,7 +558,8 @@ def nearest_many_in(
 ) -> list[list[tuple[int, float]]]:
     """`nearest_many` over a matrix from `synced`: no database access. With `min_score`, only
     hits at or above it (curation nominates from a threshold up: a comparison per vector
-    instead of a partial sort). One block at a time, so the scores never take more than
+    instead of a partial sort; in a rotated lane, a full product only for the vectors whose
+    bound reaches it). One block at a time, so the scores never take more than
     queries x BLOCK_ROWS floats (64 x 1M would be 256 MB)."""
     queries = np.asarray(queries, dtype=np.float32)
     if k <= 0 or len(queries) == 0:
@@ -503,23 +567,42 @@ def nearest_many_in(
     best: list[tuple[np.ndarray, np.ndarray]] = [
         (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)) for _ in range(len(queries))
     ]
+
+    def keep(q: int, picked: np.ndarray, scores: np.ndarray) -> None:
+        if not len(picked):
+            return
+        index, score = best[q]
+        index, score = np.concatenate([index, picked]), np.concatenate([score, scores])
+        if len(index) > k:
+            top = np.argpartition(-score, k - 1)[:k]
+            index, score = index[top], score[top]
+        best[q] = (index, score)
+
     with matrix.lock:
+        rotated = matrix._in_basis(queries)
+        pruned = min_score is not None and matrix.basis is not None
+        if pruned:
+            query_tails = np.linalg.norm(rotated[:, PREFIX_DIMS:], axis=1)
         start = 0
         for block in matrix._used_blocks():
-            for q, row in enumerate(queries @ block.T):
-                if min_score is not None:
-                    picked = np.flatnonzero(row >= min_score)
-                    if len(picked) > k:
-                        picked = picked[np.argpartition(-row[picked], k - 1)[:k]]
-                else:
-                    picked = np.argpartition(-row, k - 1)[:k] if k < len(row) else np.arange(len(row))
-                if len(picked):
-                    index, score = best[q]
-                    index, score = np.concatenate([index, picked + start]), np.concatenate([score, row[picked]])
-                    if len(index) > k:
-                        keep = np.argpartition(-score, k - 1)[:k]
-                        index, score = index[keep], score[keep]
-                    best[q] = (index, score)
+            if pruned:
+                bound = rotated[:, :PREFIX_DIMS] @ block[:, :PREFIX_DIMS].T
+                bound += query_tails[:, None] * matrix.tails[start : start + len(block)][None, :]
+                for q, row in enumerate(bound):
+                    near = np.flatnonzero(row >= min_score - _BOUND_SLACK)
+                    if len(near):
+                        exact = block[near] @ rotated[q]
+                        hit = exact >= min_score
+                        keep(q, near[hit] + start, exact[hit])
+            else:
+                for q, row in enumerate(rotated @ block.T):
+                    if min_score is not None:
+                        picked = np.flatnonzero(row >= min_score)
+                        if len(picked) > k:
+                            picked = picked[np.argpartition(-row[picked], k - 1)[:k]]
+                    else:
+                        picked = np.argpartition(-row, k - 1)[:k] if k < len(row) else np.arange(len(row))
+                    keep(q, picked + start, row[picked])
             start += len(block)
         found = []
         for index, score in best:
@@ -539,7 +622,7 @@ def cosines(
             found = {rowid: matrix.slot[rowid] for rowid in rowids if rowid in matrix.slot}
             if not found:
                 return {}
-            scores = matrix.rows(list(found.values())) @ query
+            scores = matrix.dots(list(found.values()), query)
             return {rowid: float(score) for rowid, score in zip(found, scores)}
 
     return _in_read_transaction(conn, run)
