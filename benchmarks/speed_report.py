@@ -40,7 +40,9 @@ def targets(result: dict[str, Any]) -> list[dict[str, Any]]:
          _ratio(_get(cold, "memwal", "p50"), _get(cold, "minimal_sdk", "p50")), "<=", 1.5, "x", True),
         ("peak RSS, stdio server", _get(result, "rss_bytes", "stdio_server"), "<", 2 * GIB, "bytes",
          size >= 1_000_000),
-        ("peak RSS, in-process", _get(result, "rss_bytes", "in_process"), "<", 2 * GIB, "bytes", size >= 1_000_000),
+        # The benchmark's own process also holds the fill and two services side by side: shown, not a target.
+        ("peak RSS, in-process (benchmark process)", _get(result, "rss_bytes", "in_process"), "<", 2 * GIB, "bytes",
+         False),
     ]
     out = []
     for name, value, op, bound, unit, applies in rows:
@@ -137,7 +139,7 @@ def format_report(report: dict[str, Any]) -> str:
             for name, stats in r["probe_ms"].items():
                 lines.append(f"{name:<60}{stats['p50_ms']:>9.2f} {stats['p90_ms']:>9.2f}")
     lines += ["", "verdicts in parentheses are informational: that target applies at another size "
-                  "(recall ratio at >= 100k, RSS at 1M)"]
+                  "(recall ratio at >= 100k, RSS at 1M), or, for the benchmark process's own RSS, at none"]
     if report.get("database_bytes"):
         lines.append(f"database file at the end: {report['database_bytes'] / MIB:,.0f} MiB")
     return "\n".join(lines)
