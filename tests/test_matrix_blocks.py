@@ -198,6 +198,7 @@ def test_a_rotated_lane_finds_exactly_the_nominees_a_plain_scan_finds(small_bloc
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     for query in queries[:5]:
         assert lane.scores(query)[[lane.slot[int(i)] for i in ids]] == pytest.approx(plain @ query, abs=1e-5)
+        assert lane.dots([lane.slot[int(i)] for i in ids[:9]], query) == pytest.approx(plain[:9] @ query, abs=1e-5)
     for threshold in (0.5, 0.8, 0.9):
         for hits, query in zip(matrix.nearest_many_in(lane, queries, 5, min_score=threshold), queries):
             expected = plain @ query
