@@ -350,18 +350,13 @@ def _synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> _Lane:
         cached = _lanes.get(key)
     if cached is not None and cached.dim == dim:
         with cached.lock:
-            if cached.version != version:
-                changed = conn.execute(
-                    "SELECT rowid, status, vector_model FROM memories WHERE lane_id = ? AND vec_seq > ?",
-                    (lane, cached.version),
-                ).fetchall()
-                if len(changed) > max(_LOAD_ROWS, cached.size // 4):  # a bulk change: reading the lane is cheaper
-                    fresh = _load(conn, table, dim, lane, version)
-                    if fresh.size >= ROTATE_ROWS:
-                        fresh.rotate()
-                    with _registry_lock:
-                        _lanes[key] = fresh
-                    return fresh
+            if cached.version == version:
+                return cached
+            changed = conn.execute(
+                "SELECT rowid, status, vector_model FROM memories WHERE lane_id = ? AND vec_seq > ?",
+                (lane, cached.version),
+            ).fetchall()
+            if len(changed) <= max(_LOAD_ROWS, cached.size // 4):  # else a bulk change: read the lane again
                 wanted = [rowid for rowid, status, model in changed if status == "live" and model]
                 found = _vectors(conn, table, dim, wanted)
                 for rowid, _, _ in changed:
@@ -372,36 +367,40 @@ def _synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> _Lane:
                 cached.version = version
                 if cached.basis is None and cached.size >= ROTATE_ROWS:  # grew past it row by row
                     cached.rotate()
-        return cached
+                return cached
     fresh = _load(conn, table, dim, lane, version)
-    if fresh.size >= ROTATE_ROWS:
-        fresh.rotate()
     with _registry_lock:
         _lanes[key] = fresh
     return fresh
 
 
 def _load(conn: sqlite3.Connection, table: str, dim: int, lane: int, version: int) -> _Lane:
-    """A lane's vectors, read from sqlite-vec's chunk tables when their layout is the one
-    this code knows (1,024 vectors per blob: 1M vectors in about 2 s instead of 14 s row
-    by row through vec0), else row by row."""
+    """A lane's vectors, ready to search (rotated when big), read from sqlite-vec's chunk
+    tables when their layout is the one this code knows (1,024 vectors per blob: 1M vectors
+    in about 5 s instead of 14 s row by row through vec0), else row by row."""
     planned = conn.execute("SELECT live_count FROM lanes WHERE id = ?", (lane,)).fetchone()
-    fresh = _Lane(version, dim)
-    fresh.reserve(planned[0] if planned else 0)
+
+    def empty() -> _Lane:
+        fresh = _Lane(version, dim)
+        fresh.reserve(planned[0] if planned else 0)
+        return fresh
+
+    fresh = empty()
     try:
-        if _load_chunks(conn, table, dim, lane, fresh):
-            heap.trim()  # the chunk blobs read on the way
-            return fresh
+        by_chunks = _load_chunks(conn, table, dim, lane, fresh)
     except (sqlite3.Error, ValueError) as exc:
         log.warning("reading %s by chunks failed (%s); reading it row by row", table, exc)
-    fresh = _Lane(version, dim)
-    fresh.reserve(planned[0] if planned else 0)
-    cursor = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE lane_id = ?", (lane,))
-    while rows := cursor.fetchmany(_LOAD_ROWS):  # streamed: never the whole lane as Python objects
-        rowids = np.fromiter((rowid for rowid, _ in rows), dtype=np.int64, count=len(rows))
-        vectors = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), dim)
-        fresh.append(rowids, vectors)
-    heap.trim()
+        by_chunks = False
+    if not by_chunks:
+        fresh = empty()
+        cursor = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE lane_id = ?", (lane,))
+        while rows := cursor.fetchmany(_LOAD_ROWS):  # streamed: never the whole lane as Python objects
+            rowids = np.fromiter((rowid for rowid, _ in rows), dtype=np.int64, count=len(rows))
+            vectors = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), dim)
+            fresh.append(rowids, vectors)
+    if fresh.size >= ROTATE_ROWS:
+        fresh.rotate()
+    heap.trim()  # the blobs read on the way
     return fresh
 
 
