@@ -18,6 +18,7 @@ import os
 import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +37,7 @@ SPLIT_ROWS = 32_768
 # from the first PREFIX_DIMS coordinates and skip most of the full products (see rotate).
 ROTATE_ROWS = 1 << 16
 PREFIX_DIMS = 64
+_PRUNE_ROWS = 16_384  # rows per piece of a pruned scan (64 queries: 4 MiB of bounds)
 _BASIS_SAMPLE = 8192  # rows the basis is fitted on (12 MiB at 384 dimensions)
 _BOUND_SLACK = 1e-3  # float32 rounding in the rotated coordinates and the bound itself
 SCAN_THREADS = min(4, os.cpu_count() or 1)
@@ -580,21 +582,11 @@ def nearest_many_in(
 
     with matrix.lock:
         rotated = matrix._in_basis(queries)
-        pruned = min_score is not None and matrix.basis is not None
-        if pruned:
-            query_tails = np.linalg.norm(rotated[:, PREFIX_DIMS:], axis=1)
-        start = 0
-        for block in matrix._used_blocks():
-            if pruned:
-                bound = rotated[:, :PREFIX_DIMS] @ block[:, :PREFIX_DIMS].T
-                bound += query_tails[:, None] * matrix.tails[start : start + len(block)][None, :]
-                for q, row in enumerate(bound):
-                    near = np.flatnonzero(row >= min_score - _BOUND_SLACK)
-                    if len(near):
-                        exact = block[near] @ rotated[q]
-                        hit = exact >= min_score
-                        keep(q, near[hit] + start, exact[hit])
-            else:
+        if min_score is not None and matrix.basis is not None:
+            _pruned_scan(matrix, rotated, k, min_score, keep, lambda q: best[q][1])
+        else:
+            start = 0
+            for block in matrix._used_blocks():
                 for q, row in enumerate(rotated @ block.T):
                     if min_score is not None:
                         picked = np.flatnonzero(row >= min_score)
@@ -603,12 +595,44 @@ def nearest_many_in(
                     else:
                         picked = np.argpartition(-row, k - 1)[:k] if k < len(row) else np.arange(len(row))
                     keep(q, picked + start, row[picked])
-            start += len(block)
+                start += len(block)
         found = []
         for index, score in best:
             order = np.argsort(-score, kind="stable")
             found.append([(int(matrix.rowids[i]), float(score[j])) for j, i in zip(order, index[order])])
     return found
+
+
+def _pruned_scan(
+    matrix: _Lane, rotated: np.ndarray, k: int, min_score: float,
+    keep: Callable[[int, np.ndarray, np.ndarray], None], kept: Callable[[int], np.ndarray],
+) -> None:
+    """The threshold search of a rotated lane: bound every cosine from the first PREFIX_DIMS
+    coordinates, and take a full product only where the bound reaches the query's bar. The
+    bar starts at min_score and rises to the query's k-th best hit so far -- a row below it
+    cannot enter the top k -- which at 1M near-duplicate-rich facts saves a fifth of a
+    batch's nominations. Rows go in pieces of _PRUNE_ROWS, so the bounds (queries x piece)
+    stay in the CPU cache between the product, the sum and the comparison."""
+    query_tails = np.linalg.norm(rotated[:, PREFIX_DIMS:], axis=1)
+    prefix = np.ascontiguousarray(rotated[:, :PREFIX_DIMS])
+    bar = np.full(len(rotated), min_score, dtype=np.float32)
+    for rows, start in matrix._ranges(_PRUNE_ROWS):
+        bound = prefix @ rows[:, :PREFIX_DIMS].T
+        bound += query_tails[:, None] * matrix.tails[start : start + len(rows)][None, :]
+        # Row-major flat indices come out sorted by query: one run of candidates per query.
+        flat = np.flatnonzero(bound >= (bar - _BOUND_SLACK)[:, None])
+        if not len(flat):
+            continue
+        queries, near = np.divmod(flat, len(rows))
+        for run in np.split(np.arange(len(flat)), np.flatnonzero(np.diff(queries)) + 1):
+            q = int(queries[run[0]])
+            candidates = near[run]
+            exact = rows[candidates] @ rotated[q]
+            hit = exact >= bar[q]
+            keep(q, candidates[hit] + start, exact[hit])
+            scores = kept(q)
+            if len(scores) >= k:
+                bar[q] = max(min_score, float(scores.min()))
 
 
 def cosines(
