@@ -277,6 +277,7 @@ async def measure_size(args: argparse.Namespace, db_path: Path, embedder: Any, o
                                              workdir / "stdio.stderr.log", LIMIT)
         out["recall"]["latency_ms"]["stdio_hybrid"] = summary(stdio.recall_ms)
         out["remember_ms"]["stdio"] = summary(stdio.remember_ms)
+        out["remember_ms"]["stdio_curated_meanwhile"] = stdio.remembers_curated
         out["rss_bytes"]["stdio_server"] = stdio.peak_rss
         log.info("stdio: %d remembers to `memwal-mcp serve --no-worker`, %d pings to the minimal server",
                  args.remembers, args.remembers)

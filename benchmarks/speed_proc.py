@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 import json
 import logging
 import os
@@ -240,6 +241,7 @@ async def cold_start(db_path: Path, runs: int, workdir: Path) -> ColdStart:
 class StdioFigures:
     recall_ms: list[float] = field(default_factory=list)
     remember_ms: list[float] = field(default_factory=list)
+    remembers_curated: int = 0  # of those remembers, curated by the server's worker before the last reply
     peak_rss: int | None = None
 
 
@@ -275,13 +277,30 @@ async def stdio_calls(
             started = time.perf_counter()
             await _call(session, "memwal_recall", {"query": query, "limit": limit})
             figures.recall_ms.append((time.perf_counter() - started) * 1000)
+        loop_started = time.time()
         for text in texts:
             started = time.perf_counter()
             await _call(session, "memwal_remember", {"text": text, "namespace": namespace})
             figures.remember_ms.append((time.perf_counter() - started) * 1000)
+        if texts:
+            figures.remembers_curated = _curated(db_path, namespace, loop_started)
         if pid is not None:
             figures.peak_rss = vm_hwm(pid)
     return figures
+
+
+def _curated(db_path: Path, namespace: str, since: float) -> int:
+    """Jobs of the namespace the worker has finished: whether remember latency was measured
+    beside real curation (the worker waits for a short pause in tool calls, see
+    memwal_mcp/curation/worker.py), or beside an idle worker."""
+    conn = sqlite3.connect(db_path)
+    try:
+        return conn.execute(
+            "SELECT COUNT(*) FROM remember_jobs WHERE namespace = ? AND status = 'done' AND created_at >= ?",
+            (namespace, since),
+        ).fetchone()[0]
+    finally:
+        conn.close()
 
 
 async def stdio_ping(workdir: Path, calls: int) -> list[float]:

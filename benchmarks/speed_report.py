@@ -101,7 +101,9 @@ def format_report(report: dict[str, Any]) -> str:
         def row(label: str, stats: Any, note: str = "") -> None:
             lines.append(f"{label:<46}{_p(stats)}  {note}")
 
-        row("remember, stdio (ms)", r["remember_ms"].get("stdio"), "mcp client -> memwal-mcp -> reply")
+        curated = r["remember_ms"].get("stdio_curated_meanwhile")
+        row("remember, stdio (ms)", r["remember_ms"].get("stdio"), "mcp client -> memwal-mcp -> reply"
+            + (f"; {curated} of {r['remember_ms']['stdio'].get('n', 0)} curated meanwhile" if curated is not None else ""))
         row("remember, stdio, server without worker (ms)", r["remember_ms"].get("stdio_worker_off"),
             "memwal-mcp serve --no-worker")
         row("stdio floor: ping, minimal SDK server (ms)", r["remember_ms"].get("stdio_ping_minimal_sdk"),

@@ -155,6 +155,7 @@ class MemoryService:
         if not replayed:
             self.worker.wake()
         if wait and job.status == "queued":
+            self.worker.hurry()
             job = (await self.status(owner, [job.id], wait))[0]
         return RememberOutcome(job, replayed)
 
@@ -170,6 +171,7 @@ class MemoryService:
                 raise NotFound(f"no job with id {missing[0]!r}")
             if all(job.status != "queued" for job in found.values()) or time.monotonic() >= deadline:
                 return [found[i] for i in ids]
+            self.worker.hurry()
             await self._wait_progress(deadline)
 
     # --- recall ----------------------------------------------------------------
@@ -224,6 +226,7 @@ class MemoryService:
         if not queued:
             return []
         waiting = {job.id for job in queued}
+        self.worker.hurry()
         deadline = time.monotonic() + self.settings.recall.read_your_writes_wait_ms / 1000
         while time.monotonic() < deadline:
             await self._wait_progress(deadline)

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from memwal_mcp.config import Settings
+from memwal_mcp.curation import worker as worker_module
 from memwal_mcp.embedding import Embedder, FastEmbedEmbedder
 from memwal_mcp.normalize import normalize_text
 from memwal_mcp.service import MemoryService
@@ -425,3 +426,52 @@ async def test_a_worker_that_loses_its_lease_mid_lane_stops_and_leaves_the_rest_
     assert status == {"done": 8, "queued": 40}
     assert rows(settings.db_path, "SELECT COUNT(*) FROM memories") == [(8,)]
     assert rows(settings.db_path, "SELECT lease_holder FROM lanes") == [("worker-elsewhere",)]
+
+
+# --- when a lone remember is curated ---------------------------------------------
+
+
+async def test_a_remember_waits_for_tool_calls_to_pause_unless_someone_waits_for_it(
+    make_settings, embedder, monkeypatch
+) -> None:
+    """Woken by a remember, the worker lets the next tool calls go first; a recall (which
+    must see the fact) or a `wait_ms` makes it start at once."""
+    monkeypatch.setattr(worker_module, "QUIET_S", 30.0)
+    monkeypatch.setattr(worker_module, "MAX_DEFER_S", 60.0)
+    # No idle poll in the window (it is for other processes' jobs, and starts them at once).
+    svc = MemoryService(make_settings(curation={"poll_interval_s": 60}), embedder=embedder)
+    async with svc.running():
+        await anyio.sleep(0.5)  # the worker's first pass, at start-up, is over
+        first = (await svc.remember("local", COFFEE)).job
+        await anyio.sleep(0.5)
+        [still] = await svc.status("local", [first.id])
+        assert still.status == "queued"  # pausing, not curating
+
+        with anyio.fail_after(20):  # well inside the 30 s pause: the recall hurried it
+            hits = (await svc.recall("local", "what coffee does the user like?")).hits
+        assert hits and hits[0].text == COFFEE
+        [done] = await svc.status("local", [first.id])
+        assert done.status == "done" and done.memory_id == hits[0].id
+
+        with anyio.fail_after(20):
+            second = (await svc.remember("local", "Deploys go out on Fridays", wait_ms=15000)).job
+        assert second.status == "done"
+
+
+async def test_remembers_that_never_pause_are_still_curated(make_settings, embedder, monkeypatch) -> None:
+    """The pause has a ceiling: a steady stream of remembers does not starve curation."""
+    monkeypatch.setattr(worker_module, "QUIET_S", 30.0)
+    monkeypatch.setattr(worker_module, "MAX_DEFER_S", 0.3)
+    svc = MemoryService(make_settings(), embedder=embedder)
+    async with svc.running():
+        first = (await svc.remember("local", COFFEE)).job
+        done = False
+        with anyio.fail_after(30):
+            for i in range(10_000):  # a remember every 50 ms: never a 30 s pause
+                await svc.remember("local", f"Build number {i} passed on the staging cluster")
+                [job] = await svc.status("local", [first.id])
+                if job.status == "done":
+                    done = True
+                    break
+                await anyio.sleep(0.05)
+        assert done

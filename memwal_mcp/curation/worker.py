@@ -34,6 +34,14 @@ Prepared = tuple[list[job_store.QueuedJob], dict[str, np.ndarray]]
 # Batches being embedded at once while one is curated: the next one, and one more, so the
 # embedding copies never wait for a batch to be claimed and checked.
 LOOKAHEAD = 2
+# Woken by a remember, the worker first waits for tool calls to pause for QUIET_S -- but
+# never longer than MAX_DEFER_S -- unless someone waits for the result (`hurry`). Curating
+# each lone remember at once put its embedding (on the main model, at normal priority)
+# beside the next tool call on 2 cores; waiting lets a burst go to the low-priority copies
+# as one batch. 300 remembers back to back over stdio at 100k: p50 3.0-3.7 ms curating at
+# once, 2.1-2.9 ms with the pause, with 110-150 of them curated during the loop.
+QUIET_S = 0.03
+MAX_DEFER_S = 0.1
 
 
 class CurationWorker:
@@ -53,17 +61,25 @@ class CurationWorker:
         self._settings = settings
         self._on_progress = on_progress
         self._wake = anyio.Event()
+        self._hurry = False
         self.holder = job_store.lease_holder_id()
         self._vector_model: str | None = None
         self._vector_error: EmbeddingError | None = None
 
     def wake(self) -> None:
-        """New work was queued by this process: stop idling."""
+        """New work was queued by this process: stop idling (once tool calls pause)."""
+        self._wake.set()
+
+    def hurry(self) -> None:
+        """Someone waits for curation (a recall that must see a fresh remember, a `wait_ms`):
+        start now, without waiting for a pause."""
+        self._hurry = True
         self._wake.set()
 
     async def run(self) -> None:
         """Work until cancelled."""
         while True:
+            self._hurry = False
             try:
                 worked = await self.run_once()
             except Exception:  # keep serving: a broken pass must not kill the worker task
@@ -72,7 +88,19 @@ class CurationWorker:
             if not worked:
                 with anyio.move_on_after(self._settings.poll_interval_s):
                     await self._wake.wait()
+                if self._wake.is_set():
+                    await self._pause()
                 self._wake = anyio.Event()
+
+    async def _pause(self) -> None:
+        """Wait until wake-ups stop coming for QUIET_S, at most MAX_DEFER_S, or a hurry."""
+        deadline = anyio.current_time() + MAX_DEFER_S
+        while not self._hurry and (left := deadline - anyio.current_time()) > 0:
+            self._wake = anyio.Event()
+            with anyio.move_on_after(min(QUIET_S, left)):
+                await self._wake.wait()
+            if not self._wake.is_set():
+                return
 
     async def run_once(self) -> bool:
         """Curate one lane (all its due jobs); False when there was nothing to do."""
