@@ -24,6 +24,7 @@ import numpy as np
 from . import heap
 from .config import BUNDLED_MODEL, EmbeddingSettings
 from .errors import EmbeddingError
+from .priority import lower_this_thread
 
 log = logging.getLogger(__name__)
 
@@ -43,8 +44,6 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
-# CPU priority (nice) of background embedding: curation yields the cores to tool calls.
-BACKGROUND_NICE = 10
 # ONNX Runtime's CPU arena keeps the largest batch's buffers for good: 52 MiB a model copy
 # here, for no measurable speed (151 vs 152 texts/s on one thread without it).
 NO_ARENA = {"enable_cpu_mem_arena": False}
@@ -277,11 +276,7 @@ class _LowPriorityModels:
     def _serve(load: Callable[[], Callable[[Sequence[str]], np.ndarray]],
                requests: queue.SimpleQueue[tuple[list[str], Future[np.ndarray | None]] | None],
                loaded: threading.Event, previous: threading.Event | None) -> None:
-        try:
-            me = threading.get_native_id()
-            os.setpriority(os.PRIO_PROCESS, me, max(BACKGROUND_NICE, os.getpriority(os.PRIO_PROCESS, me)))
-        except OSError as exc:  # a sandbox may refuse; the work still gets done
-            log.info("background embedding keeps normal priority: %s", exc)
+        lower_this_thread()
         embed: Callable[[Sequence[str]], np.ndarray] | None = None
         if previous is not None:  # one load at a time: each briefly needs twice its final memory
             previous.wait()

@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 
 from memwal_mcp import bundled_model
-from memwal_mcp.embedding import BACKGROUND_NICE, BACKGROUND_COPIES, Embedder, FastEmbedEmbedder
+from memwal_mcp.embedding import BACKGROUND_COPIES, Embedder, FastEmbedEmbedder
 from memwal_mcp.errors import EmbeddingError
+from memwal_mcp.priority import BACKGROUND_NICE
 from memwal_mcp.service import MemoryService
 from memwal_mcp.store import memories
 
