@@ -18,6 +18,7 @@ import pytest
 
 from memwal_mcp import bundled_model
 from memwal_mcp.embedding import BACKGROUND_COPIES, Embedder, FastEmbedEmbedder
+from memwal_mcp.config import EmbeddingSettings
 from memwal_mcp.errors import EmbeddingError
 from memwal_mcp.priority import BACKGROUND_NICE
 from memwal_mcp.service import MemoryService
@@ -256,6 +257,40 @@ def test_background_embedding_matches_and_runs_at_low_priority(embedder: FastEmb
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) <= low
     embedder.close()  # what MemoryService.close does: the copies' threads end
     assert not any(thread.is_alive() for thread in background)
+
+
+def _low_priority_tasks() -> set[int]:
+    tasks = set()
+    for name in os.listdir("/proc/self/task"):
+        try:
+            if os.getpriority(os.PRIO_PROCESS, int(name)) >= BACKGROUND_NICE:
+                tasks.add(int(name))
+        except OSError:  # the thread ended meanwhile
+            pass
+    return tasks
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities are set on Linux only")
+def test_a_process_holding_a_large_lane_runs_one_copy_on_its_share_of_the_cores(monkeypatch) -> None:
+    """Above heap.LARGE resident, one copy (for memory), which keeps one copy's share of the
+    cores: the rest are for the nomination scan of the big lane. Its threads -- the copy's own
+    and ONNX Runtime's pool, all niced -- are counted from the OS."""
+    from memwal_mcp import heap
+
+    monkeypatch.setattr(heap, "LARGE", 0)  # as if this process held a 1M lane
+    model = FastEmbedEmbedder(EmbeddingSettings())
+    before = _low_priority_tasks()
+    try:
+        copies = model.start_background()
+        assert copies is not None and copies.ready(timeout=60)
+        named = [t for t in threading.enumerate() if t.name.startswith("memwal-embed-background-")]
+        assert len(named) == 1
+        share = max(1, (os.cpu_count() or 1) // BACKGROUND_COPIES)
+        assert len(_low_priority_tasks() - before) == share
+        texts = ["User prefers dark roast coffee", "Deploys go out on Fridays"]
+        np.testing.assert_allclose(model.embed_in_background(texts), model.embed_documents(texts), atol=1e-5)
+    finally:
+        model.close()
 
 
 def test_the_main_model_threads_do_not_spin_between_runs(embedder) -> None:
