@@ -35,6 +35,7 @@ from .records import (
     UndoOutcome,
 )
 from .recall.search import SearchParams, search
+from .recall.unindexed_vectors import UnindexedVectors
 from .store import Database
 from .store import jobs as job_store
 from .store import lifecycle, memories, reindex
@@ -70,6 +71,7 @@ class MemoryService:
             llm_timeout_s=settings.llm.timeout_s,
         )
         self._progress = anyio.Event()
+        self._unindexed = UnindexedVectors()  # vectors of queued facts, kept across recalls
         self._worker_task: asyncio.Task[None] | None = None
 
     # --- lifecycle -----------------------------------------------------------
@@ -217,7 +219,7 @@ class MemoryService:
             lexical_saturation=recall.lexical_saturation,
             recency_half_life_days=recall.recency_half_life_days,
         )
-        hits = await search(self.db, embedder, lanes, params, pending)
+        hits = await search(self.db, embedder, lanes, params, pending, self._unindexed)
         return RecallResult(text, count, scope, hits)
 
     async def _drain(self, owner: str, namespace: str | None) -> list[job_store.QueuedJob]:

@@ -43,6 +43,7 @@ from ..store import fts, memories
 from ..store.jobs import QueuedJob
 from .collapse import collapse_duplicates
 from .lexical import bm25_to_score, coverage, fts_query
+from .unindexed_vectors import UnindexedVectors
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +201,9 @@ async def search(
     lanes: Sequence[int],
     params: SearchParams,
     pending: Sequence[QueuedJob] = (),
+    unindexed: UnindexedVectors | None = None,
 ) -> list[Hit]:
+    """`unindexed`: where the vectors of facts outside the indexes are kept between recalls."""
     dense = params.mode in ("hybrid", "dense") and embedder is not None
     # Without a query vector, lexical is all there is, whatever the mode.
     match = fts_query(params.query) if params.mode != "dense" or not dense else None
@@ -225,7 +228,9 @@ async def search(
     )
     scorer = _Scorer(params, dense=query_vector is not None, lexical=match is not None, now=time.time())
 
-    extra, occurrences = await _unindexed(embedder, params.query, query_vector, scorer, pending, waiting)
+    extra, occurrences = await _unindexed(
+        embedder, params.query, query_vector, scorer, pending, waiting, unindexed or UnindexedVectors()
+    )
     floor = params.min_score if params.min_score is not None else -math.inf
 
     while True:
@@ -257,6 +262,7 @@ async def _unindexed(
     scorer: _Scorer,
     pending: Sequence[QueuedJob],
     waiting: Sequence[memories.MemoryRow],
+    cache: UnindexedVectors,
 ) -> tuple[list[Hit], dict[str, int]]:
     """Facts the indexes cannot see yet, scored here: queued jobs (read-your-writes) and
     memories still waiting for a vector (`waiting`: stored while the model was unavailable)."""
@@ -276,7 +282,7 @@ async def _unindexed(
     cosines: list[float | None] = [None] * len(items)
     if embedder is not None and query_vector is not None:
         try:
-            matrix = await anyio.to_thread.run_sync(embedder.embed_documents, [hit.text for hit in items])
+            matrix = await anyio.to_thread.run_sync(cache.embed, embedder, [hit.text for hit in items])
             cosines = [float(s) for s in matrix @ query_vector]
         except Exception:  # a recall must not fail because curation's input is odd: match words
             log.exception("embedding %d unindexed facts for recall failed; matching their words", len(items))
