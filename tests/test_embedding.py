@@ -293,6 +293,24 @@ def test_a_process_holding_a_large_lane_runs_one_copy_on_its_share_of_the_cores(
         model.close()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the copies run on Linux only")
+def test_a_batch_that_starts_the_copies_waits_for_one_instead_of_using_the_main_model(monkeypatch) -> None:
+    """Embedding it on the main model meanwhile (normal priority, every core) competed with the
+    tool calls of the burst that made the batch."""
+    from memwal_mcp import embedding as embedding_module
+
+    monkeypatch.setattr(embedding_module, "BACKGROUND_COPIES", 1)
+    model = FastEmbedEmbedder(EmbeddingSettings())
+    try:
+        texts = [f"fact number {i} about the deploy schedule" for i in range(embedding_module.BACKGROUND_MIN_BATCH)]
+        vectors = model.embed_in_background(texts)
+        copies = model.start_background()  # the ones that call started
+        assert copies is not None and copies.ready(timeout=0)  # loaded before the batch came back
+        np.testing.assert_allclose(vectors, model.embed_documents(texts), atol=1e-5)
+    finally:
+        model.close()
+
+
 def test_the_main_model_threads_do_not_spin_between_runs(embedder) -> None:
     """Guards the hook into fastembed's internals (a silent fallback would bring back the
     spinning threads that slowed every recall's vector scan)."""
