@@ -121,7 +121,8 @@ def format_report(report: dict[str, Any]) -> str:
         if fill["curated_by_worker"]:
             lines.append(f"{'curation, no LLM (memories/s)':<46}{fill['curation_per_s']:>9.1f} {'':>9}  "
                          f"{fill['curated_by_worker']:,} jobs in {fill['curate_s']:.1f} s ({timed}, real worker;"
-                         f" lane matrix synced first in {fill.get('matrix_sync_s', 0):.2f} s)")
+                         f" lane matrix synced first in {fill.get('matrix_sync_s', 0):.2f} s,"
+                         f" model copies loaded in {fill.get('copies_load_s', 0):.2f} s)")
             lines.append(f"{'raw fastembed, same texts (texts/s)':<46}{fill['raw_fastembed_per_s']:>9.1f} {'':>9}  "
                          f"{fill['raw_fastembed_texts']:,} texts, {report['embedding']['worker_batch']} per call")
         else:
