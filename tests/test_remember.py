@@ -7,20 +7,21 @@ Counts are read straight from the database file with a separate connection.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
-import numpy as np
 import pytest
 
 from memwal_mcp.config import Settings
-from memwal_mcp.embedding import Embedder, FastEmbedEmbedder
+from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.errors import IdempotencyKeyReused, NotFound
 from memwal_mcp.recall.format import recall_text
 from memwal_mcp.service import MemoryService
 from memwal_mcp.store.connection import connect
+
+from tests.wrapped_models import PoisonEmbedder
 
 COFFEE = "User prefers dark roast coffee"
 OTHERS = [
@@ -41,29 +42,6 @@ def rows(path: Path, sql: str, *args: Any) -> list[tuple]:
 
 def count(path: Path, sql: str, *args: Any) -> int:
     return rows(path, sql, *args)[0][0]
-
-
-class PoisonEmbedder:
-    """The real model, except that a batch containing "POISON" cannot be embedded."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        if any("POISON" in t for t in texts):
-            raise RuntimeError("this test model refuses to embed POISON")
-        return self._inner.embed_documents(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._inner.embed_query(text)
 
 
 # --- the fast path and waiting -----------------------------------------------

@@ -2,36 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
-from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.recall.unindexed_vectors import UnindexedVectors
 from memwal_mcp.service import MemoryService
 
-
-class CountingEmbedder:
-    """The real model; remembers which texts it was asked to embed as documents."""
-
-    def __init__(self, inner: FastEmbedEmbedder) -> None:
-        self._inner = inner
-        self.documents: list[list[str]] = []
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        self.documents.append(list(texts))
-        return self._inner.embed_documents(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._inner.embed_query(text)
+from tests.wrapped_models import CountingEmbedder
 
 
 def test_each_text_is_embedded_once_until_it_falls_out(embedder) -> None:

@@ -9,13 +9,11 @@ import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
-import numpy as np
-import pytest
 
 from memwal_mcp.config import Settings
 from memwal_mcp.curation import worker as worker_module
@@ -24,6 +22,8 @@ from memwal_mcp.normalize import normalize_text
 from memwal_mcp.service import MemoryService
 from memwal_mcp.store import jobs as job_store
 from memwal_mcp.store.connection import connect
+
+from tests.wrapped_models import PoisonEmbedder
 
 COFFEE = "User prefers dark roast coffee"
 
@@ -34,31 +34,6 @@ def rows(path: Path, sql: str, *args: Any) -> list[tuple]:
         return conn.execute(sql, args).fetchall()
     finally:
         conn.close()
-
-
-class PoisonEmbedder:
-    """The real model, except that a batch containing "POISON" cannot be embedded."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
-        self.document_calls = 0
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        self.document_calls += 1
-        if any("POISON" in t for t in texts):
-            raise RuntimeError("this test model refuses to embed POISON")
-        return self._inner.embed_documents(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self._inner.embed_query(text)
 
 
 async def queue_jobs(settings: Settings, embedder: Embedder | None, items: list[tuple[str, str]]) -> list[str]:
