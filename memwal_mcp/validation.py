@@ -123,7 +123,7 @@ def job_ids(value: object) -> list[str]:
 
 def _parse_instant(name: str, value: str, end_of_day: bool = False) -> float:
     """ISO-8601 date or date-time; naive values are UTC. A bare date as an upper bound means its whole day."""
-    from datetime import date, datetime, time, timedelta, timezone
+    from datetime import date, datetime, time, timezone
 
     text = value.strip()
     try:

@@ -32,7 +32,6 @@ from anyio.from_thread import start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memwal_mcp import validation
 from memwal_mcp.config import Settings, load_settings
 from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.errors import InvalidInput, MemwalError, NotFound

@@ -15,7 +15,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from ..errors import ImportFormatError, InvalidInput
+from ..errors import ImportFormatError
 from ..records import Job
 from ..store.transfer import KINDS, ImportRow, Kind, LaneRow, MemoryRecord, RevisionRow, TombstoneRow
 

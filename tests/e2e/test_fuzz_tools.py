@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 from anyio.from_thread import start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
