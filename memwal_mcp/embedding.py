@@ -13,7 +13,6 @@ import os
 import queue
 import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Protocol, runtime_checkable
@@ -24,6 +23,7 @@ import numpy as np
 from . import heap
 from .config import BUNDLED_MODEL, EmbeddingSettings
 from .errors import EmbeddingError
+from .lru import LRU
 from .priority import lower_this_thread
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,7 @@ class Embedder(Protocol):
 NO_ARENA = {"enable_cpu_mem_arena": False}
 # Copies of the model for background embedding, the cores split between them.
 BACKGROUND_COPIES = 2
+QUERY_CACHE = 512  # query vectors kept (a recall repeated, or asked again in another mode)
 # Batches this small embed on the main model: one-shot processes never load the copies.
 BACKGROUND_MIN_BATCH = 8
 # Longest a curation batch waits for the first copy to load (about 1 s; longer on a busy
@@ -105,8 +106,7 @@ class FastEmbedEmbedder:
             _stop_spinning(self._model, settings.threads)
         probe = next(iter(self._model.embed(["probe"])))
         self._dim = int(probe.shape[0])
-        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._cache_lock = threading.Lock()
+        self._query_cache: LRU[str, np.ndarray] = LRU(QUERY_CACHE)
         self._background: _LowPriorityModels | None = None
         self._background_lock = threading.Lock()
 
@@ -210,17 +210,12 @@ class FastEmbedEmbedder:
             background.close()
 
     def embed_query(self, text: str) -> np.ndarray:
-        with self._cache_lock:
-            cached = self._query_cache.get(text)
-            if cached is not None:
-                self._query_cache.move_to_end(text)
-                return cached
+        cached = self._query_cache.get(text)
+        if cached is not None:
+            return cached
         vector = np.asarray(next(iter(self._model.embed([text]))), dtype=np.float32)
         vector.setflags(write=False)
-        with self._cache_lock:
-            self._query_cache[text] = vector
-            if len(self._query_cache) > 512:
-                self._query_cache.popitem(last=False)
+        self._query_cache.put(text, vector)
         return vector
 
 

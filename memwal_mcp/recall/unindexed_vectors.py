@@ -10,13 +10,12 @@ cores); each text is embedded once here instead.
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
 
 from ..embedding import Embedder
+from ..lru import LRU
 
 CAPACITY = 1024  # texts (1.5 MiB of vectors at 384 dimensions)
 
@@ -28,32 +27,23 @@ def _key(model_id: str, text: str) -> tuple[str, bytes]:
 
 
 class UnindexedVectors:
-    """A bounded, thread-safe cache of document vectors by (model, text digest), least
-    recently used out."""
+    """Document vectors by (model, text digest), the least recently used out."""
 
     def __init__(self, capacity: int = CAPACITY) -> None:
-        self._capacity = capacity
-        self._vectors: OrderedDict[tuple[str, bytes], np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
+        self._vectors: LRU[tuple[str, bytes], np.ndarray] = LRU(capacity)
 
     def embed(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
         """Vectors of `texts`, in order; only those not seen before go to the model (in one call)."""
         keys = [_key(embedder.model_id, text) for text in texts]
-        with self._lock:
-            found = {key: self._vectors[key] for key in keys if key in self._vectors}
-            for key in found:
-                self._vectors.move_to_end(key)
+        found = {key: vector for key in keys if (vector := self._vectors.get(key)) is not None}
         first_text = dict(zip(keys, texts))  # each missing key once, with its text
         missing = [key for key in dict.fromkeys(keys) if key not in found]
         if missing:
-            fresh = embedder.embed_documents([first_text[key] for key in missing])
-            with self._lock:
-                for key, vector in zip(missing, fresh):
-                    vector = np.asarray(vector, dtype=np.float32)
-                    vector.setflags(write=False)
-                    found[key] = self._vectors[key] = vector
-                while len(self._vectors) > self._capacity:
-                    self._vectors.popitem(last=False)
+            for key, vector in zip(missing, embedder.embed_documents([first_text[key] for key in missing])):
+                vector = np.asarray(vector, dtype=np.float32)
+                vector.setflags(write=False)
+                found[key] = vector
+                self._vectors.put(key, vector)
         if not keys:
             return np.empty((0, embedder.dim), dtype=np.float32)
         return np.stack([found[key] for key in keys])
