@@ -314,16 +314,18 @@ class _Lane:
 
     def rows(self, indices: list[int]) -> np.ndarray:
         """These rows' vectors, as they were given (not in the lane's basis)."""
-        if not indices:
-            return np.empty((0, self.dim), np.float32)
-        stored = np.stack([self._row(i) for i in indices])
+        stored = self._stored(indices)
         return stored if self.basis is None else stored @ self.basis
 
     def dots(self, indices: list[int], query: np.ndarray) -> np.ndarray:
         """Cosine of the query with these rows."""
+        return self._stored(indices) @ self._in_basis(query)
+
+    def _stored(self, indices: list[int]) -> np.ndarray:
+        """These rows as stored (in the lane's basis, if it has one)."""
         if not indices:
-            return np.empty(0, np.float32)
-        return np.stack([self._row(i) for i in indices]) @ self._in_basis(query)
+            return np.empty((0, self.dim), np.float32)
+        return np.stack([self._row(i) for i in indices])
 
 
 _lanes: dict[tuple[str, str, int], _Lane] = {}
@@ -570,20 +572,21 @@ def nearest_many_in(
         (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)) for _ in range(len(queries))
     ]
 
-    def keep(q: int, picked: np.ndarray, scores: np.ndarray) -> None:
-        if not len(picked):
-            return
-        index, score = best[q]
-        index, score = np.concatenate([index, picked]), np.concatenate([score, scores])
-        if len(index) > k:
-            top = np.argpartition(-score, k - 1)[:k]
-            index, score = index[top], score[top]
-        best[q] = (index, score)
+    def keep(q: int, picked: np.ndarray, scores: np.ndarray) -> np.ndarray:
+        """Add these hits to query q's best k; its best scores so far."""
+        if len(picked):
+            index, score = best[q]
+            index, score = np.concatenate([index, picked]), np.concatenate([score, scores])
+            if len(index) > k:
+                top = np.argpartition(-score, k - 1)[:k]
+                index, score = index[top], score[top]
+            best[q] = (index, score)
+        return best[q][1]
 
     with matrix.lock:
         rotated = matrix._in_basis(queries)
         if min_score is not None and matrix.basis is not None:
-            _pruned_scan(matrix, rotated, k, min_score, keep, lambda q: best[q][1])
+            _pruned_scan(matrix, rotated, k, min_score, keep)
         else:
             start = 0
             for block in matrix._used_blocks():
@@ -605,7 +608,7 @@ def nearest_many_in(
 
 def _pruned_scan(
     matrix: _Lane, rotated: np.ndarray, k: int, min_score: float,
-    keep: Callable[[int, np.ndarray, np.ndarray], None], kept: Callable[[int], np.ndarray],
+    keep: Callable[[int, np.ndarray, np.ndarray], np.ndarray],
 ) -> None:
     """The threshold search of a rotated lane: bound every cosine from the first PREFIX_DIMS
     coordinates, and take a full product only where the bound reaches the query's bar. The
@@ -629,8 +632,7 @@ def _pruned_scan(
             candidates = near[run]
             exact = rows[candidates] @ rotated[q]
             hit = exact >= bar[q]
-            keep(q, candidates[hit] + start, exact[hit])
-            scores = kept(q)
+            scores = keep(q, candidates[hit] + start, exact[hit])
             if len(scores) >= k:
                 bar[q] = max(min_score, float(scores.min()))
 
