@@ -246,7 +246,9 @@ async def measure_size(args: argparse.Namespace, db_path: Path, embedder: Any, o
     out["fill"] = {"mode": args.fill, "added": fill.added, "live_memories": live, "queue_s": round(fill.queue_s, 2),
                    "bulk_s": round(fill.bulk_s, 2), "curated_by_worker": fill.curated,
                    "curate_s": round(fill.curate_s, 2),
-                   "curation_per_s": round(fill.curation_per_s, 2), "matrix_sync_s": round(fill.matrix_sync_s, 2), "copies_load_s": round(fill.copies_load_s, 2), "raw_fastembed_texts": fill.raw_texts,
+                   "curation_per_s": round(fill.curation_per_s, 2), "matrix_sync_s": round(fill.matrix_sync_s, 2), "copies_load_s": round(fill.copies_load_s, 2),
+                   "nominees_counted_after": fill.counted, "count_after_s": round(fill.count_s, 2),
+                   "raw_fastembed_texts": fill.raw_texts,
                    "raw_fastembed_s": round(fill.raw_s, 2), "raw_fastembed_per_s": round(fill.raw_per_s, 2),
                    "decisions": fill.decisions}
 

@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 import numpy as np
 
+from memwal_mcp.curation import deferred
 from memwal_mcp.normalize import norm_key, normalize_text
 from memwal_mcp.store import jobs as job_store
 from memwal_mcp.store import memories
@@ -51,6 +52,8 @@ class Fill:
     decisions: dict[str, int] = field(default_factory=dict)
     matrix_sync_s: float = 0.0  # bringing the lane's in-memory matrix up to date before the timed part
     copies_load_s: float = 0.0  # loading the embedder's low-priority copies before the timed part
+    counted: int = 0  # memories whose nominees the worker counted after the timed part (no LLM)
+    count_s: float = 0.0
 
     @property
     def curation_per_s(self) -> float:
@@ -125,6 +128,16 @@ async def run_worker(service: Any, label: str, total: int) -> float:
         reporter.cancel()
 
 
+async def count_deferred(service: Any) -> tuple[int, float]:
+    """(memories, seconds) for the worker to count the nominees the no-LLM path left for later
+    (curation/deferred.py): work curation no longer waits for, timed apart and reported."""
+    left = (await service.stats()).nominations_to_count
+    started = time.perf_counter()
+    while await deferred.count_pass(service.db, service.settings.curation):
+        pass
+    return left, time.perf_counter() - started
+
+
 async def raw_embed(embedder: Any, texts: Sequence[str], batch: int) -> float:
     """Seconds for FastEmbedEmbedder.embed_documents over `texts`, `batch` texts per call, as the worker calls it."""
     started = time.perf_counter()
@@ -178,13 +191,16 @@ async def grow(
     log.info("lane matrix brought up to date in %.2f s, model copies loaded in %.2f s; curating %d jobs with"
              " the real worker", sync_s, copies_s, timed)
     curate_s = await run_worker(service, f"curation to {stop}", timed)
+    counted, count_s = await count_deferred(service)
     raw_s += await raw_embed(embedder, sampled[half:], batch)
-    log.info("curated %d jobs in %.1f s (%.1f/s); raw fastembed %.1f texts/s over %d texts",
-             timed, curate_s, timed / curate_s, len(sampled) / raw_s if raw_s else 0, len(sampled))
+    log.info("curated %d jobs in %.1f s (%.1f/s), their nominees counted after in %.1f s; raw fastembed"
+             " %.1f texts/s over %d texts", timed, curate_s, timed / curate_s, count_s,
+             len(sampled) / raw_s if raw_s else 0, len(sampled))
     decisions = dict(await service.db.read(
         lambda conn: conn.execute("SELECT COALESCE(decision, status), COUNT(*) FROM remember_jobs"
                                   " WHERE namespace = ? GROUP BY 1", (namespace,)).fetchall()))
-    return Fill(stop, added, queue_s, bulk_s, timed, curate_s, len(sampled), raw_s, decisions, sync_s, copies_s)
+    return Fill(stop, added, queue_s, bulk_s, timed, curate_s, len(sampled), raw_s, decisions, sync_s, copies_s,
+                counted, count_s)
 
 
 def _load_copies(embedder: Any) -> None:

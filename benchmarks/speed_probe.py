@@ -73,7 +73,7 @@ def _steps(conn: Any, embedder: Any, settings: Any, lane: int, queries: Sequence
              lambda: search_module._candidates(conn, [lane], qv, ranks, (dict(dense), len(dense) < k)))
     for text, vector in zip(texts, vectors):
         step("curation: evaluate() (exact match + kNN nomination)",
-             lambda: evaluate(conn, lane, text, vector, settings.curation, False))
+             lambda: evaluate(conn, lane, text, vector, settings.curation, True))  # llm_available: the inline scan
         step(f"curation: memories.knn k={settings.curation.nominator_k} (matrix)",
              lambda: memories.knn(conn, lane, vector, settings.curation.nominator_k))
     return step

@@ -123,6 +123,11 @@ def format_report(report: dict[str, Any]) -> str:
                          f"{fill['curated_by_worker']:,} jobs in {fill['curate_s']:.1f} s ({timed}, real worker;"
                          f" lane matrix synced first in {fill.get('matrix_sync_s', 0):.2f} s,"
                          f" model copies loaded in {fill.get('copies_load_s', 0):.2f} s)")
+            if fill.get("nominees_counted_after"):
+                counted, count_s = fill["nominees_counted_after"], fill.get("count_after_s", 0)
+                lines.append(f"{'  then nominees counted (memories/s)':<46}{counted / max(count_s, 1e-9):>9.1f} {'':>9}  "
+                             f"{counted:,} memories in {count_s:.1f} s, after they were searchable"
+                             f" (curation/deferred.py); with both: {fill['curated_by_worker'] / (fill['curate_s'] + count_s):.1f}/s")
             lines.append(f"{'raw fastembed, same texts (texts/s)':<46}{fill['raw_fastembed_per_s']:>9.1f} {'':>9}  "
                          f"{fill['raw_fastembed_texts']:,} texts, {report['embedding']['worker_batch']} per call")
         else:

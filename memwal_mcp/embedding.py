@@ -15,6 +15,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from functools import partial
 from typing import Protocol, runtime_checkable
 
 import anyio
@@ -57,10 +58,12 @@ BACKGROUND_MIN_BATCH = 8
 LOAD_WAIT_S = 30.0
 
 
-def background_embed(embedder: Embedder) -> Callable[[Sequence[str]], np.ndarray]:
+def background_embed(embedder: Embedder, *, scans_beside: bool = False) -> Callable[[Sequence[str]], np.ndarray]:
     """How work nobody is waiting on (curation) embeds: the embedder's low-priority path
-    when it has one, else its ordinary `embed_documents`."""
-    return getattr(embedder, "embed_in_background", embedder.embed_documents)
+    when it has one, else its ordinary `embed_documents`. `scans_beside`: curation runs
+    its nomination scans next to the embedding (an LLM is configured), see start_background."""
+    method = getattr(embedder, "embed_in_background", None)
+    return embedder.embed_documents if method is None else partial(method, scans_beside=scans_beside)
 
 
 def _stop_spinning(model: object, threads: int | None) -> None:
@@ -167,7 +170,7 @@ class FastEmbedEmbedder:
             vectors[slot] = vector
         return vectors
 
-    def embed_in_background(self, texts: Sequence[str]) -> np.ndarray:
+    def embed_in_background(self, texts: Sequence[str], *, scans_beside: bool = False) -> np.ndarray:
         """`embed_documents` on copies of the model whose threads run at a lower CPU priority
         (Linux). On 2 cores a curation batch otherwise takes both, and every tool call waits
         for a core at each thread hop (remember over stdio: 2 ms alone, 3.5-4.5 ms beside a
@@ -176,12 +179,13 @@ class FastEmbedEmbedder:
         the ordinary path is used."""
         background = self._background
         if background is None and len(texts) >= BACKGROUND_MIN_BATCH:
-            background = self.start_background()
+            background = self.start_background(scans_beside=scans_beside)
         vectors = background.run(texts) if background is not None else None
         return vectors if vectors is not None else self.embed_documents(texts)
 
-    def start_background(self) -> _LowPriorityModels | None:
-        """The background copies (loading in their threads until ready); None off Linux."""
+    def start_background(self, *, scans_beside: bool = False) -> _LowPriorityModels | None:
+        """The background copies (loading in their threads until ready); None off Linux. The
+        first call decides how many and on how many cores; `scans_beside`, see below."""
         if not sys.platform.startswith("linux"):
             return None
         with self._background_lock:
@@ -191,11 +195,15 @@ class FastEmbedEmbedder:
                 threads = self._settings.threads or max(1, cores // copies)
                 if heap.resident_bytes() >= heap.LARGE:
                     # A process this big holds a large lane's vectors: one copy saves ~90 MiB
-                    # and one load's transient ~100 MiB. It keeps one copy's share of the
-                    # cores, and the rest go to finding nominees, which a lane that size
-                    # spends most of its curation on: 1,000 jobs at 1M, 116/s with the copy
-                    # on both cores, 131-133/s with it on one (and 20 % less CPU).
+                    # and one load's transient ~100 MiB. With an LLM, curation scans that
+                    # lane for nominees beside the embedding, and the copy keeps one copy's
+                    # share of the cores (1,000 jobs at 1M: 116/s with the copy on both
+                    # cores, 131-133/s on one). Without, nominees are counted later
+                    # (curation/deferred.py) and the copy takes every core: 2,000 jobs at
+                    # 1M, 141/s on one core, 221/s on two.
                     copies = 1
+                    if not scans_beside and not self._settings.threads:
+                        threads = cores
                 settings = self._settings.model_copy(update={"threads": threads})
                 self._background = _LowPriorityModels(lambda: FastEmbedEmbedder(settings, background=True).embed_documents, copies,
                                                      self._settings.batch_size)

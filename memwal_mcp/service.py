@@ -55,6 +55,7 @@ class Stats:
     counters: dict[str, int]
     vector_model: tuple[str, int] | None
     db_path: str
+    nominations_to_count: int = 0  # memories made on the no-LLM path whose nominees are not counted yet
 
 
 class MemoryService:
@@ -310,7 +311,8 @@ class MemoryService:
         queue = await self.db.read(job_store.queue_counts)
         counters = await self.db.read(memories.counters)
         model = await self.db.read(memories.vector_model)
-        return Stats(queue, counters, model, str(self.db.path))
+        deferred = await self.db.read(memories.deferred_nomination_count)
+        return Stats(queue, counters, model, str(self.db.path), deferred)
 
 
 def _history(conn: sqlite3.Connection, owner: str, memory_id: str) -> History:

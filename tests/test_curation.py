@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from datetime import date
 from typing import Any
 
+import anyio
 import pytest
 
 from memwal_mcp.config import Settings
@@ -56,6 +57,10 @@ async def live_bodies(svc: MemoryService, owner: str = "local") -> list[str]:
 
 
 async def counters(svc: MemoryService) -> dict[str, int]:
+    """The markers, once the worker has counted the nominees it left for later (no LLM)."""
+    with anyio.fail_after(15):
+        while (await svc.stats()).nominations_to_count:
+            await anyio.sleep(0.02)
     return await svc.db.read(memory_store.counters)
 
 

@@ -271,9 +271,11 @@ def _low_priority_tasks() -> set[int]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities are set on Linux only")
-def test_a_process_holding_a_large_lane_runs_one_copy_on_its_share_of_the_cores(monkeypatch) -> None:
-    """Above heap.LARGE resident, one copy (for memory), which keeps one copy's share of the
-    cores: the rest are for the nomination scan of the big lane. Its threads -- the copy's own
+@pytest.mark.parametrize("scans_beside", [True, False], ids=["llm-scans-beside", "no-llm"])
+def test_a_process_holding_a_large_lane_runs_one_copy(monkeypatch, scans_beside) -> None:
+    """Above heap.LARGE resident, one copy (for memory). With an LLM it keeps one copy's
+    share of the cores, and the rest are for the nomination scans of the big lane; without,
+    nominees are counted later and the copy takes every core. Its threads -- the copy's own
     and ONNX Runtime's pool, all niced -- are counted from the OS."""
     from memwal_mcp import heap
 
@@ -281,11 +283,12 @@ def test_a_process_holding_a_large_lane_runs_one_copy_on_its_share_of_the_cores(
     model = FastEmbedEmbedder(EmbeddingSettings())
     before = _low_priority_tasks()
     try:
-        copies = model.start_background()
+        copies = model.start_background(scans_beside=scans_beside)
         assert copies is not None and copies.ready(timeout=60)
         named = [t for t in threading.enumerate() if t.name.startswith("memwal-embed-background-")]
         assert len(named) == 1
-        share = max(1, (os.cpu_count() or 1) // BACKGROUND_COPIES)
+        cores = os.cpu_count() or 1
+        share = max(1, cores // BACKGROUND_COPIES) if scans_beside else cores
         assert len(_low_priority_tasks() - before) == share
         texts = ["User prefers dark roast coffee", "Deploys go out on Fridays"]
         np.testing.assert_allclose(model.embed_in_background(texts), model.embed_documents(texts), atol=1e-5)

@@ -25,4 +25,6 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         "curation markers:",
     ]
     lines += [f"  {marker:<40} {count}" for marker, count in stats.counters.items()] or ["  (none yet)"]
+    if stats.nominations_to_count:
+        lines.append(f"  (nominees of {stats.nominations_to_count} new memories still to be counted)")
     emit(args, asdict(stats), "\n".join(lines))

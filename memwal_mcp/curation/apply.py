@@ -37,7 +37,7 @@ def _renew(conn: sqlite3.Connection, lane: int, holder: str, hold_s: float) -> N
         raise LeaseLost(f"lease on lane {lane} lost")
 
 
-def _log(markers: Sequence[str], job_id: str, memory_id: str, reason: str) -> None:
+def log_markers(markers: Sequence[str], job_id: str, memory_id: str, reason: str) -> None:
     for marker in markers:
         log.info("%s job=%s memory=%s reason=%s", marker, job_id, memory_id, reason)
 
@@ -94,7 +94,8 @@ def curate_until_llm(
     stopped: tuple[int, Evaluation] | None = None
     with transaction(conn):
         _renew(conn, lane, holder, settings.lease_s)
-        nominate = _BatchNominations(conn, lane, batch, vectors, settings, nearest) if settings.enabled else None
+        nominate = (_BatchNominations(conn, lane, batch, vectors, settings, nearest)
+                    if settings.enabled and llm_available else None)
         for index, job in enumerate(batch):
             conn.execute("SAVEPOINT job")
             try:
@@ -116,6 +117,8 @@ def curate_until_llm(
                 else:
                     rowid, memory_id, markers = _create_row(conn, job, vectors.get(job.id), model_id, now)
                     decision = "created"
+                    if evaluation.count_later:
+                        memories.defer_nominations(conn, rowid, lane, job.id)
                 markers = [*evaluation.markers, *markers]
                 job_store.mark_done(conn, job.id, decision, memory_id, now)
                 memories.bump_counters(conn, markers)
@@ -130,7 +133,7 @@ def curate_until_llm(
                 continue
             logged.append((markers, job.id, memory_id, evaluation.reason))
     for entry in logged:  # after the commit: only what is really written is logged
-        _log(*entry)
+        log_markers(*entry)
     return stopped if stopped is not None else (len(batch), None)
 
 
@@ -235,7 +238,7 @@ def apply_plan(
         log.exception("applying the curation decision for job %s failed", job.id)
         record_failures(conn, [job], f"{type(exc).__name__}: {exc}", settings.max_attempts)
         return
-    _log(markers, job.id, memory_id, f"{evaluation.reason}; {plan.reason}")
+    log_markers(markers, job.id, memory_id, f"{evaluation.reason}; {plan.reason}")
 
 
 def needs_vector(

@@ -6,7 +6,10 @@ Order (DESIGN.md):
      (the degraded path, marked `curation_nominator_degraded`);
   3. no nominee -> CREATE, zero LLM calls;
   4. nominees and an LLM -> ask it (the worker does, outside the transaction);
-  5. nominees and no LLM -> CREATE (`curation_nominee_no_llm_decision`).
+  5. nominees and no LLM -> CREATE (`curation_nominee_no_llm_decision`). With a vector the
+     outcome is CREATE whatever kNN finds, so the kNN waits: the memory is written (and
+     searchable) at once, and its nominees are counted later (`count_later`, see
+     curation/deferred.py) -- at 1M memories the scan was most of the no-LLM path's cost.
 Similarity alone never folds anything.
 """
 
@@ -35,6 +38,7 @@ class Evaluation:
     target_id: str | None = None
     nominees: tuple[Nominee, ...] = ()
     markers: tuple[str, ...] = ()
+    count_later: bool = False  # CREATE now; the nominees are counted afterwards (no LLM, a vector)
 
 
 def evaluate(
@@ -53,6 +57,8 @@ def evaluate(
         if normalize_text(body) == wanted:  # the key is a hash: confirm on the text itself
             return Evaluation("occurrence", "exact normalized-text match", rowid, memory_id)
 
+    if vector is not None and not llm_available:
+        return Evaluation("create", "no LLM configured; nominees counted later", count_later=True)
     markers: list[str] = []
     if vector is not None:
         nominees = vector_nominees(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import anyio
@@ -25,6 +25,7 @@ from ..store import Database
 from ..store import jobs as job_store
 from ..store import memories
 from .apply import LeaseLost, apply_plan, curate_until_llm, needs_vector, record_failures
+from .deferred import count_pass
 from .llm import Decider
 from .plan import plan_outcome
 
@@ -86,11 +87,20 @@ class CurationWorker:
                 log.exception("curation pass failed")
                 worked = False
             if not worked:
-                with anyio.move_on_after(self._settings.poll_interval_s):
-                    await self._wake.wait()
+                if not await self._count_deferred():
+                    with anyio.move_on_after(self._settings.poll_interval_s):
+                        await self._wake.wait()
                 if self._wake.is_set():
                     await self._pause()
                 self._wake = anyio.Event()
+
+    async def _count_deferred(self) -> bool:
+        """One pass of counting nominees left for later (curation/deferred.py); False if none wait."""
+        try:
+            return await count_pass(self._db, self._settings)
+        except Exception:  # only counters: a broken pass must not stop curation
+            log.exception("counting deferred nominations failed")
+            return False
 
     async def _pause(self) -> None:
         """Wait until wake-ups stop coming for QUIET_S, at most MAX_DEFER_S, or a hurry."""
@@ -195,7 +205,9 @@ class CurationWorker:
         embedder = await self._vector_embedder()
         model_id = embedder.model_id if embedder else None
         llm_hold_s = max(settings.lease_s, self._llm_timeout_s + 5)
-        nearest = await self._nearest(lane, batch, vectors) if settings.enabled else None
+        # Without an LLM the outcome is CREATE whatever the scan finds: its nominees are counted later.
+        scan = settings.enabled and self._decider is not None
+        nearest = await self._nearest(lane, batch, vectors) if scan else None
 
         remaining = batch
         while remaining:
@@ -222,7 +234,7 @@ class CurationWorker:
             vector = vectors.get(job.id)
             if plan.kind == "merge" and plan.body is not None and embedder is not None:
                 try:
-                    vector = (await anyio.to_thread.run_sync(background_embed(embedder), [plan.body]))[0]
+                    vector = (await anyio.to_thread.run_sync(self._background(embedder), [plan.body]))[0]
                 except Exception:  # the memory is written anyway; the backlog pass embeds it later
                     log.exception("embedding a merged body failed")
                     vector = None
@@ -263,14 +275,17 @@ class CurationWorker:
         )
         return dict(zip(ids, found))
 
-    @staticmethod
+    def _background(self, embedder: Embedder) -> Callable[[Sequence[str]], np.ndarray]:
+        """The low-priority embedding; with an LLM, the nomination scans run beside it."""
+        return background_embed(embedder, scans_beside=self._decider is not None)
+
     async def _embed_each(
-        embedder: Embedder, items: list[tuple[K, str]]
+        self, embedder: Embedder, items: list[tuple[K, str]]
     ) -> tuple[dict[K, np.ndarray], dict[str, list[K]]]:
         """Vectors by key, in one call; if that fails, one by one, so a text the model cannot
         embed fails alone instead of dragging its batch down with it. Failures by error text."""
         try:
-            matrix = await anyio.to_thread.run_sync(background_embed(embedder), [text for _, text in items])
+            matrix = await anyio.to_thread.run_sync(self._background(embedder), [text for _, text in items])
             return dict(zip((key for key, _ in items), matrix)), {}
         except Exception:
             log.exception("embedding a batch of %d texts failed; embedding them one by one", len(items))
@@ -278,7 +293,7 @@ class CurationWorker:
         failed: dict[str, list[K]] = {}
         for key, text in items:
             try:
-                vectors[key] = (await anyio.to_thread.run_sync(background_embed(embedder), [text]))[0]
+                vectors[key] = (await anyio.to_thread.run_sync(self._background(embedder), [text]))[0]
             except Exception as exc:
                 failed.setdefault(f"embedding failed: {type(exc).__name__}: {exc}", []).append(key)
         return vectors, failed

@@ -546,6 +546,13 @@ def nearest_in(matrix: _Lane, query: np.ndarray, k: int) -> list[tuple[int, floa
         return [(int(matrix.rowids[i]), float(scores[i])) for i in top]
 
 
+def vectors_in(matrix: _Lane, rowids: list[int]) -> dict[int, np.ndarray]:
+    """These rows' vectors (those in the lane), as they were given."""
+    with matrix.lock:
+        found = {rowid: matrix.slot[rowid] for rowid in rowids if rowid in matrix.slot}
+        return dict(zip(found, matrix.rows(list(found.values()))))
+
+
 def nearest_many(
     conn: sqlite3.Connection, table: str, dim: int, lane: int, queries: np.ndarray, k: int,
     min_score: float | None = None,

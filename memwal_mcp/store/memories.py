@@ -164,6 +164,41 @@ def bump_counters(conn: sqlite3.Connection, markers: Iterable[str]) -> None:
     )
 
 
+def defer_nominations(conn: sqlite3.Connection, rowid: int, lane: int, job_id: str) -> None:
+    """Count this new memory's nominees later (the no-LLM path: they cannot change its outcome)."""
+    conn.execute("INSERT OR REPLACE INTO deferred_nominations (memory_rowid, lane_id, job_id) VALUES (?, ?, ?)",
+                 (rowid, lane, job_id))
+
+
+def deferred_nominations(conn: sqlite3.Connection, limit: int) -> tuple[int, list[tuple[int, str]]] | None:
+    """The oldest lane with memories whose nominees are still to be counted: (lane, [(rowid,
+    job id)]), oldest first, at most `limit`; None when there are none."""
+    first = conn.execute("SELECT lane_id FROM deferred_nominations ORDER BY memory_rowid LIMIT 1").fetchone()
+    if first is None:
+        return None
+    rows = conn.execute(
+        "SELECT memory_rowid, job_id FROM deferred_nominations WHERE lane_id = ? ORDER BY memory_rowid LIMIT ?",
+        (first[0], limit),
+    ).fetchall()
+    return first[0], [(rowid, job_id) for rowid, job_id in rows]
+
+
+def take_deferred_nominations(conn: sqlite3.Connection, rowids: Sequence[int]) -> set[int]:
+    """Remove these from the deferred list; the ones that were still on it (another process
+    may have counted the rest already)."""
+    taken: set[int] = set()
+    for start in range(0, len(rowids), 500):
+        part = list(rowids[start : start + 500])
+        marks = ",".join("?" * len(part))
+        taken.update(rowid for (rowid,) in conn.execute(
+            f"DELETE FROM deferred_nominations WHERE memory_rowid IN ({marks}) RETURNING memory_rowid", part))
+    return taken
+
+
+def deferred_nomination_count(conn: sqlite3.Connection) -> int:
+    return conn.execute("SELECT COUNT(*) FROM deferred_nominations").fetchone()[0]
+
+
 def counters(conn: sqlite3.Connection) -> dict[str, int]:
     return dict(conn.execute("SELECT marker, count FROM curation_counters ORDER BY marker").fetchall())
 
@@ -255,6 +290,12 @@ def lane_batch_search(conn: sqlite3.Connection, lane: int) -> Callable[..., list
     if space is None:
         return lambda queries, k, min_score=None: [[] for _ in range(len(queries))]
     return partial(matrix.nearest_many_in, matrix.synced(conn, *space, lane))
+
+
+def lane_vectors_of(conn: sqlite3.Connection, lane: int, rowids: Sequence[int]) -> dict[int, np.ndarray]:
+    """The vectors of these memories of the lane (those that have one), from the lane's matrix."""
+    space = _vector_space(conn)
+    return {} if space is None or not rowids else matrix.vectors_in(matrix.synced(conn, *space, lane), list(rowids))
 
 
 def knn_many(

@@ -1,0 +1,95 @@
+"""The no-LLM path writes a memory first and counts its nominees afterwards.
+
+Without an LLM a proposal is created whatever kNN nominates, so curation must not make a
+memory wait for the scan before it can be recalled; the markers still come out as if the
+scan had run inline: a memory's nominees are the memories made before it, counted once.
+Real SQLite file, the real bundled model.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+from memwal_mcp.curation import deferred
+from memwal_mcp.service import MemoryService
+from memwal_mcp.store import memories as memory_store
+from tests.scripted_llm import Reply, ScriptedLLM
+
+DARK, LIGHT = "User prefers dark roast coffee", "User prefers light roast coffee"  # cosine >= 0.86
+DEPLOYS = "Deploys go out on Fridays"
+
+
+async def _curate_queued(svc: MemoryService) -> None:
+    while await svc.worker.run_once():
+        pass
+
+
+async def _markers(svc: MemoryService) -> dict[str, int]:
+    return await svc.db.read(memory_store.counters)
+
+
+async def test_a_memory_is_searchable_before_its_nominees_are_counted_and_counted_once(make_settings, embedder):
+    settings = make_settings()
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running(worker=False):
+        for text in (DARK, LIGHT, DEPLOYS):
+            await svc.remember("local", text)
+        await _curate_queued(svc)
+
+        hits = (await svc.recall("local", "light roast coffee")).hits
+        assert hits[0].text == LIGHT  # written and searchable
+        assert (await svc.stats()).nominations_to_count == 3
+        assert "curation_nominated" not in await _markers(svc)
+
+        pending = await svc.db.read(memory_store.deferred_nominations, 100)
+        assert pending is not None
+        assert await deferred.count_pass(svc.db, settings.curation)
+        assert not await deferred.count_pass(svc.db, settings.curation)  # nothing left
+        marks = await _markers(svc)
+        # LIGHT nominates DARK; DARK came first and DEPLOYS is like neither: one nominated job.
+        assert marks["curation_nominated"] == 1 and marks["curation_nominee_no_llm_decision"] == 1
+        assert (await svc.stats()).nominations_to_count == 0
+
+        # Another process that found the same nominees writes too late: nothing is counted twice.
+        lane, items = pending
+        rowids = [rowid for rowid, _ in items]
+        found = {rowid: [(rowids[0], 0.9)] for rowid in rowids[1:]}
+        await svc.db.write(deferred.record_counts, items, found)
+        assert await _markers(svc) == marks
+
+
+async def test_a_memory_forgotten_before_it_is_counted_is_not_counted(make_settings, embedder):
+    settings = make_settings()
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running(worker=False):
+        await svc.remember("local", DARK)
+        light = (await svc.remember("local", LIGHT)).job
+        await _curate_queued(svc)
+        [done] = await svc.status("local", [light.id])
+        await svc.forget("local", done.memory_id)
+
+        assert await deferred.count_pass(svc.db, settings.curation)
+        assert "curation_nominated" not in await _markers(svc)
+        assert (await svc.stats()).nominations_to_count == 0
+
+
+async def test_the_running_worker_counts_what_it_left_for_later(make_settings, embedder):
+    async with MemoryService(make_settings(), embedder=embedder).running() as svc:
+        await svc.remember("local", DARK, wait_ms=15000)
+        await svc.remember("local", LIGHT, wait_ms=15000)
+        with anyio.fail_after(15):
+            while (await svc.stats()).nominations_to_count:
+                await anyio.sleep(0.02)
+        assert (await _markers(svc))["curation_nominated"] == 1
+
+
+async def test_with_an_llm_nominees_are_found_before_the_decision(make_settings, embedder):
+    with ScriptedLLM(lambda request: Reply("CREATE")) as llm:
+        settings = make_settings(llm={"base_url": llm.base_url, "model": "scripted", "timeout_s": 2})
+        async with MemoryService(settings, embedder=embedder).running() as svc:
+            await svc.remember("local", DARK, wait_ms=15000)
+            await svc.remember("local", LIGHT, wait_ms=15000)
+            assert (await svc.stats()).nominations_to_count == 0
+            marks = await _markers(svc)
+    assert len(llm.requests) == 1
+    assert marks["curation_nominated"] == 1 and marks["curation_llm_decision_create"] == 1
