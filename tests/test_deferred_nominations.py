@@ -93,3 +93,24 @@ async def test_with_an_llm_nominees_are_found_before_the_decision(make_settings,
             marks = await _markers(svc)
     assert len(llm.requests) == 1
     assert marks["curation_nominated"] == 1 and marks["curation_llm_decision_create"] == 1
+
+
+async def test_counting_left_by_an_earlier_process_never_holds_up_a_remember(make_settings, embedder):
+    """Counting is for when no job is due: a remember that someone waits for is curated
+    between two passes, with most of the backlog (left by a closed process) still to count."""
+    settings = make_settings(curation={"batch_size": 1})  # one memory a pass: a long backlog
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running(worker=False):
+        for i in range(200):
+            await svc.remember("local", f"Build number {i} passed on the staging cluster")
+        await _curate_queued(svc)
+        assert (await svc.stats()).nominations_to_count == 200
+
+    async with MemoryService(settings, embedder=embedder).running() as svc:
+        with anyio.fail_after(15):
+            job = (await svc.remember("local", DEPLOYS, wait_ms=15000)).job
+        assert job.status == "done"
+        assert (await svc.stats()).nominations_to_count > 100
+        with anyio.fail_after(60):
+            while (await svc.stats()).nominations_to_count:
+                await anyio.sleep(0.05)
