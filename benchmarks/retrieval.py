@@ -75,6 +75,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--one-owner", action="store_true",
                         help="load every memory and query under one owner (one big lane instead of one per owner)")
     parser.add_argument("--by-category", action="store_true", help="also print recall@k per query category")
+    parser.add_argument("--via", choices=("service", "stdio"), default="service",
+                        help="run the queries in-process through MemoryService (default), or as memwal_recall tool "
+                             "calls through the mcp client to memwal-mcp over stdio, one server per owner")
     parser.add_argument("--per-query", action="store_true", help="include each query's ranks and scores in the JSON")
     parser.add_argument("--load-timeout", type=float, default=900.0, help="seconds to wait for curation (default 900)")
     parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
@@ -266,20 +269,42 @@ async def run_mode(
             started = time.perf_counter()
             result = await service.recall(query.owner, query.query, limit=limit, namespace=query.namespace)
             latency_ms = (time.perf_counter() - started) * 1000
-            ranked: list[Fact] = [(query.owner, hit.namespace, normalize_text(hit.text)) for hit in result.hits]
-            resolve = loaded.facts.get
-            outcomes.append(
-                QueryOutcome(
-                    query,
-                    ranked,
-                    [hit.score for hit in result.hits],
-                    latency_ms,
-                    {k: recall_at_k(ranked, query.evidence, k, resolve) for k in ks},
-                    {k: ndcg_at_k(ranked, query.evidence, k, resolve) for k in ks},
-                )
-            )
+            hits = [(hit.namespace, hit.text, hit.score) for hit in result.hits]
+            outcomes.append(_outcome(query, hits, latency_ms, loaded, ks, normalize_text))
     log.info("mode %s: %d queries done", mode, len(outcomes))
     return ModeResult(mode, outcomes)
+
+
+async def run_mode_over_stdio(
+    mode: str, dataset: Dataset, loaded: Loaded, db_path: Path, ks: Sequence[int]
+) -> ModeResult:
+    """The same queries as `run_mode`, as `memwal_recall` calls through the mcp client (--via stdio)."""
+    from memwal_mcp.normalize import normalize_text
+
+    from .retrieval_mcp import recall_over_stdio
+
+    answers = await recall_over_stdio(db_path, mode, dataset.queries, max(ks), db_path.with_suffix(".stderr.log"))
+    outcomes = [_outcome(query, hits, latency_ms, loaded, ks, normalize_text)
+                for query, (hits, latency_ms) in zip(dataset.queries, answers)]
+    log.info("mode %s over stdio: %d queries done", mode, len(outcomes))
+    return ModeResult(mode, outcomes)
+
+
+def _outcome(
+    query: Query, hits: Sequence[tuple[str, str, float]], latency_ms: float, loaded: Loaded, ks: Sequence[int],
+    normalize,
+) -> QueryOutcome:
+    """Score one query's hits -- (namespace, text, score), best first -- against its evidence."""
+    ranked: list[Fact] = [(query.owner, namespace, normalize(text)) for namespace, text, _ in hits]
+    resolve = loaded.facts.get
+    return QueryOutcome(
+        query,
+        ranked,
+        [score for _, _, score in hits],
+        latency_ms,
+        {k: recall_at_k(ranked, query.evidence, k, resolve) for k in ks},
+        {k: ndcg_at_k(ranked, query.evidence, k, resolve) for k in ks},
+    )
 
 
 # --- reporting ------------------------------------------------------------------------------
@@ -362,7 +387,10 @@ async def run(args: argparse.Namespace, embedder: Any = None) -> dict[str, Any]:
         with tempfile.TemporaryDirectory(prefix="memwal-bench-") as tmp:
             db_path = args.db or Path(tmp) / "bench.db"
             loaded = await load_memories(dataset, db_path, curation, embedder, args.load_timeout)
-            results = [await run_mode(m, dataset, loaded, db_path, curation, embedder, args.ks) for m in args.modes]
+            if args.via == "stdio":
+                results = [await run_mode_over_stdio(m, dataset, loaded, db_path, args.ks) for m in args.modes]
+            else:
+                results = [await run_mode(m, dataset, loaded, db_path, curation, embedder, args.ks) for m in args.modes]
     finally:
         if owned is not None:
             owned.close()  # its background copies: ONNX Runtime aborts an exit with them running
@@ -376,6 +404,7 @@ async def run(args: argparse.Namespace, embedder: Any = None) -> dict[str, Any]:
         "lanes": len(namespaces),
         "queries": len(dataset.queries),
         "curation": args.curation,
+        "via": args.via,
         "k": list(args.ks),
         "modes": list(args.modes),
         "mode_setting_supported": supported,
@@ -416,6 +445,7 @@ def main(argv: Sequence[str] | None = None, embedder: Any = None, *, configure_l
     print(
         f"{report['dataset']}: {report['memories']} memories, {report['owners']} owners, "
         f"{report['queries']} queries; curation {report['curation']}"
+        + (f"; queries as memwal_recall calls over {report['via']}" if report["via"] != "service" else "")
         + ("" if report["mode_setting_supported"] else "; WARNING: recall.mode unsupported, modes are identical"),
         file=out,
     )

@@ -200,6 +200,22 @@ def test_harness_with_curation_on_and_every_mode(tiny: Path, tmp_path: Path, emb
         assert 0.0 <= summary["ndcg@1"] <= 1.0
 
 
+def test_queries_as_mcp_tool_calls_rank_as_in_process(tiny: Path, tmp_path: Path, embedder: FastEmbedEmbedder) -> None:
+    """--via stdio: each query is a memwal_recall call through the mcp client to a memwal-mcp
+    subprocess per owner; the ranks and scores are the in-process ones."""
+    in_process = _run(tmp_path, tiny, embedder, "--mode", "hybrid")
+    over_stdio = _run(tmp_path, tiny, embedder, "--mode", "hybrid", "--via", "stdio")
+
+    assert over_stdio["via"] == "stdio" and in_process["via"] == "service"
+    ours = {row["id"]: row for row in in_process["per_query"]["hybrid"]}
+    theirs = {row["id"]: row for row in over_stdio["per_query"]["hybrid"]}
+    assert set(theirs) == {"exact", "half", "dup", "ns"}  # o2's "ns" went to o2's own server
+    for query_id, row in theirs.items():
+        assert row["evidence_rank"] == ours[query_id]["evidence_rank"]
+        assert row["top_score"] == pytest.approx(ours[query_id]["top_score"], abs=1e-6)
+    assert over_stdio["results"]["hybrid"]["recall@10"] == in_process["results"]["hybrid"]["recall@10"] == 1.0
+
+
 # --- the committed development set ---------------------------------------------------------------
 
 

@@ -50,6 +50,19 @@ async def test_prefer_recent_breaks_ties_toward_newer_facts(service: MemoryServi
     assert old.score < next(h for h in plain.hits if "9:00" in h.text).score
 
 
+async def test_equal_scores_rank_newer_facts_first(make_settings, embedder):
+    """Word matches tie often (BM25 of texts of one length): the newer fact goes first, not
+    whichever random memory id sorts first."""
+    svc = MemoryService(make_settings(recall={"mode": "lexical"}), embedder=embedder)
+    async with svc.running():
+        for year in (2021, 2019, 2024, 2020, 2023):
+            await svc.remember("local", f"Ticket {year} is about the garage door", occurred_at=f"{year}-03-01",
+                               wait_ms=10000)
+        hits = (await svc.recall("local", "garage door", limit=5)).hits
+    assert len({h.score for h in hits}) == 1
+    assert [h.text.split()[1] for h in hits] == ["2024", "2023", "2021", "2020", "2019"]
+
+
 @pytest.mark.parametrize("bad", ["yesterday", "2023-13-45", "", 17])
 async def test_bad_dates_are_rejected_by_name(service: MemoryService, bad):
     with pytest.raises(InvalidInput, match="^occurred_at"):

@@ -188,6 +188,12 @@ class _Scorer:
         return (self.p.since is None or when >= self.p.since) and (self.p.until is None or when <= self.p.until)
 
 
+def _rank(hit: Hit) -> tuple[float, float, str]:
+    """Best score first; among equal scores (common for word matches: BM25 ties on texts of
+    one length) the newer fact, then the id -- never the order an index happened to return."""
+    return (-hit.score, -hit.when, hit.id)
+
+
 def _hit(row: memories.MemoryRow, score: float) -> Hit:
     return Hit(
         row.id, row.body, score, row.namespace, row.created_at, row.updated_at,
@@ -248,7 +254,7 @@ async def search(
             if scorer.in_window(c.row.occurred_at or c.row.created_at)
         ]
         occurrences.update({c.row.id: c.row.occurrences for c in found})
-        ranked = sorted([*hits, *extra], key=lambda h: (-h.score, h.id))
+        ranked = sorted([*hits, *extra], key=_rank)
         distinct = collapse_duplicates([h for h in ranked if h.score >= floor], occurrences)
         if len(distinct) >= params.limit or exhausted or k >= MAX_K:
             return distinct[: params.limit]
