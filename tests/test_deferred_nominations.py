@@ -67,6 +67,7 @@ async def test_a_memory_forgotten_before_it_is_counted_is_not_counted(make_setti
         await _curate_queued(svc)
         [done] = await svc.status("local", [light.id])
         await svc.forget("local", done.memory_id)
+        assert (await svc.stats()).nominations_to_count == 1  # forget leaves no row behind: DARK's is left
 
         assert await deferred.count_pass(svc.db, settings.curation)
         assert "curation_nominated" not in await _markers(svc)

@@ -65,6 +65,7 @@ def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str) -> Forgo
             (now, owner, *ids),
         ).rowcount
         conn.execute(f"DELETE FROM memory_revisions WHERE memory_rowid IN ({row_marks})", rowids)
+        conn.execute(f"DELETE FROM deferred_nominations WHERE memory_rowid IN ({row_marks})", rowids)
         # Memories folded together belong to one owner, so one full-text table holds them all.
         fts.remove(conn, lane, rowids, optimize=not fts.secure_delete_supported(conn))
         table = memories.vector_table(conn)
