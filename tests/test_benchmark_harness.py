@@ -240,6 +240,19 @@ def test_dev_dataset_is_built_by_make_dev_and_big_enough() -> None:
     assert all(m.occurred_at for m in turns)
 
 
+@pytest.mark.parametrize("name", ["conversations", "long_chats_a", "long_chats_b"])
+def test_committed_conversation_sets_load_whole(name: str) -> None:
+    """The hand-written check sets: every query kept (its evidence exists, with its owner), turn-level
+    memories with their session dates, and the categories the README reports on."""
+    path = ROOT / "benchmarks" / "data" / f"{name}.jsonl"
+    raw = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    dataset = load_dataset(path)
+    assert len(dataset.queries) == sum(1 for line in raw if line["type"] == "query") >= 120
+    assert len(dataset.memories) >= 650
+    assert all(" said, \"" in m.text and m.occurred_at for m in dataset.memories)
+    assert {q.category for q in dataset.queries} == {"single-hop", "multi-hop", "temporal", "inference"}
+
+
 def test_one_owner_puts_every_memory_and_query_in_one_lane() -> None:
     dataset = load_dataset(ROOT / "benchmarks" / "data" / "dev.jsonl")
     merged = dataset.as_one_owner()
