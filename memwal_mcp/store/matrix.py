@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import heap
+from ..rwlock import ReadWriteLock
 
 log = logging.getLogger(__name__)
 
@@ -171,7 +172,7 @@ class _Lane:
     blocks: list[np.ndarray] = field(default_factory=list)  # float32 (rows, dim); all but the last full
     size: int = 0
     slot: _Slots = field(default_factory=_Slots)  # rowid -> row index
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: ReadWriteLock = field(default_factory=ReadWriteLock)  # scans read; syncing writes
     basis: np.ndarray | None = None  # (dim, dim) float32, rows = principal directions; rows stored as basis @ v
     tails: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float32))  # |row[PREFIX_DIMS:]|
 
@@ -353,7 +354,9 @@ def _synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> _Lane:
     with _registry_lock:
         cached = _lanes.get(key)
     if cached is not None and cached.dim == dim:
-        with cached.lock:
+        if cached.version == version:  # up to date: no lock, so a scan in progress never holds this up
+            return cached
+        with cached.lock.writing():
             if cached.version == version:
                 return cached
             changed = conn.execute(
@@ -533,7 +536,7 @@ def synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> _Lane:
 
 def nearest_in(matrix: _Lane, query: np.ndarray, k: int) -> list[tuple[int, float]]:
     """`nearest` over a matrix from `synced`: no database access, so it can run beside a query."""
-    with matrix.lock:
+    with matrix.lock.reading():
         size = matrix.size
         if size == 0 or k <= 0:
             return []
@@ -548,7 +551,7 @@ def nearest_in(matrix: _Lane, query: np.ndarray, k: int) -> list[tuple[int, floa
 
 def vectors_in(matrix: _Lane, rowids: list[int]) -> dict[int, np.ndarray]:
     """These rows' vectors (those in the lane), as they were given."""
-    with matrix.lock:
+    with matrix.lock.reading():
         found = {rowid: matrix.slot[rowid] for rowid in rowids if rowid in matrix.slot}
         return dict(zip(found, matrix.rows(list(found.values()))))
 
@@ -590,7 +593,7 @@ def nearest_many_in(
             best[q] = (index, score)
         return best[q][1]
 
-    with matrix.lock:
+    with matrix.lock.reading():
         rotated = matrix._in_basis(queries)
         if min_score is not None and matrix.basis is not None:
             _pruned_scan(matrix, rotated, k, min_score, keep)
@@ -651,7 +654,7 @@ def cosines(
 
     def run() -> dict[int, float]:
         matrix = _synced(conn, table, dim, lane)
-        with matrix.lock:
+        with matrix.lock.reading():
             found = {rowid: matrix.slot[rowid] for rowid in rowids if rowid in matrix.slot}
             if not found:
                 return {}
