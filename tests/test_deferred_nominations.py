@@ -115,3 +115,35 @@ async def test_counting_left_by_an_earlier_process_never_holds_up_a_remember(mak
         with anyio.fail_after(60):
             while (await svc.stats()).nominations_to_count:
                 await anyio.sleep(0.05)
+
+
+NEAR_DUPLICATES = [
+    "User prefers dark roast coffee", "User prefers light roast coffee", "The user likes dark roast coffee",
+    "Deploys go out on Fridays", "Deploys happen every Friday", "Releases go out on Thursdays",
+    "The user is allergic to peanuts", "User has a peanut allergy", "The user is allergic to shellfish",
+    "Team standup is at 9:30 every morning", "Standup is at 9:30 every weekday", "Team retro is on Mondays",
+    "The project database is PostgreSQL 16", "The office wifi network is called Falcon",
+]
+
+
+async def _nominated(settings, embedder) -> dict[str, int]:
+    async with MemoryService(settings, embedder=embedder).running() as svc:
+        for text in NEAR_DUPLICATES:
+            await svc.remember("local", text)
+        with anyio.fail_after(60):
+            while (await svc.stats()).queue.get("queued") or (await svc.stats()).nominations_to_count:
+                await anyio.sleep(0.05)
+        return await _markers(svc)
+
+
+async def test_counting_later_finds_what_the_inline_scan_finds(make_settings, embedder, tmp_path):
+    """The same remembers, once with an LLM that always says CREATE (nominees found inline,
+    before the decision) and once without (counted afterwards): as many nominated jobs."""
+    with ScriptedLLM(lambda request: Reply("CREATE")) as llm:
+        inline = await _nominated(make_settings(
+            db_path=tmp_path / "inline.db", llm={"base_url": llm.base_url, "model": "scripted", "timeout_s": 5}
+        ), embedder)
+    later = await _nominated(make_settings(db_path=tmp_path / "later.db"), embedder)
+    assert inline["curation_nominated"] >= 4  # the clusters above do nominate
+    assert later["curation_nominated"] == inline["curation_nominated"]
+    assert later["curation_nominee_no_llm_decision"] == inline["curation_llm_decision_create"] == len(llm.requests)
