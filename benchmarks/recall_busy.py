@@ -90,7 +90,7 @@ async def run(db_path: Path, memories: int, queries: int) -> str:
         await task
         counting_s = time.perf_counter() - started_counting
 
-    size = await _lane_size(db_path, lane)
+    size = _lane_size(db_path, lane)
     lines = [
         f"recall beside a background scan of its lane ({size:,} live memories, {db_path})",
         f"idle:         p50 {statistics.median(idle):7.1f} ms  p90 {_p(idle, 0.9):7.1f} ms  ({len(idle)} recalls)",
@@ -101,7 +101,7 @@ async def run(db_path: Path, memories: int, queries: int) -> str:
     return "\n".join(lines)
 
 
-async def _lane_size(db_path: Path, lane: int) -> int:
+def _lane_size(db_path: Path, lane: int) -> int:
     conn = sqlite3.connect(db_path)
     try:
         return conn.execute("SELECT live_count FROM lanes WHERE id = ?", (lane,)).fetchone()[0]
