@@ -15,35 +15,29 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sqlite3
-import statistics
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from . import speed_data
+from .metrics import percentile
+from .speed_fill import count_deferred
 
 NAMESPACE = "default"
 
 
-def _defer_newest(conn: sqlite3.Connection, lane: int, count: int) -> int:
+def _defer_newest(conn: sqlite3.Connection, lane: int, count: int) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO deferred_nominations (memory_rowid, lane_id, job_id)"
         " SELECT rowid, lane_id, source_job_id FROM memories WHERE lane_id = ? AND status = 'live'"
         " ORDER BY rowid DESC LIMIT ?",
         (lane, count),
     )
-    return conn.execute("SELECT COUNT(*) FROM deferred_nominations WHERE lane_id = ?", (lane,)).fetchone()[0]
-
-
-def _p(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def run(db_path: Path, memories: int, queries: int) -> str:
     from memwal_mcp.config import load_settings
-    from memwal_mcp.curation import deferred
     from memwal_mcp.service import MemoryService
     from memwal_mcp.store import jobs as job_store
     from memwal_mcp.store.database import transaction
@@ -64,49 +58,36 @@ async def run(db_path: Path, memories: int, queries: int) -> str:
             await service.recall(owner, query, limit=10)
             idle.append((time.perf_counter() - started) * 1000)
 
-        def defer(conn: sqlite3.Connection) -> int:
+        def defer(conn: sqlite3.Connection) -> None:
             with transaction(conn):
-                return _defer_newest(conn, lane, memories)
+                _defer_newest(conn, lane, memories)
 
-        waiting = await service.db.write(defer)
-        done = asyncio.Event()
-        passes = 0
-
-        async def count() -> None:
-            nonlocal passes
-            while await deferred.count_pass(service.db, settings.curation):
-                passes += 1
-            done.set()
-
-        started_counting = time.perf_counter()
-        task = asyncio.get_running_loop().create_task(count())
+        await service.db.write(defer)
+        counting = asyncio.get_running_loop().create_task(count_deferred(service))
         busy = []
         for query in texts[queries // 3 :]:
-            if done.is_set():
+            if counting.done():
                 break
             started = time.perf_counter()
             await service.recall(owner, query, limit=10)
             busy.append((time.perf_counter() - started) * 1000)
-        await task
-        counting_s = time.perf_counter() - started_counting
+        counted, counting_s = await counting
+        size = await service.db.read(lambda conn: conn.execute(
+            "SELECT live_count FROM lanes WHERE id = ?", (lane,)).fetchone()[0])
 
-    size = _lane_size(db_path, lane)
     lines = [
         f"recall beside a background scan of its lane ({size:,} live memories, {db_path})",
-        f"idle:         p50 {statistics.median(idle):7.1f} ms  p90 {_p(idle, 0.9):7.1f} ms  ({len(idle)} recalls)",
+        _latency_line("idle:", idle),
     ]
     if busy:
-        lines.append(f"during scans: p50 {statistics.median(busy):7.1f} ms  p90 {_p(busy, 0.9):7.1f} ms  ({len(busy)} recalls)")
-    lines.append(f"scans: nominees of {waiting:,} memories counted in {passes} passes, {counting_s:.1f} s")
+        lines.append(_latency_line("during scans:", busy))
+    lines.append(f"scans: nominees of {counted:,} memories counted in {counting_s:.1f} s")
     return "\n".join(lines)
 
 
-def _lane_size(db_path: Path, lane: int) -> int:
-    conn = sqlite3.connect(db_path)
-    try:
-        return conn.execute("SELECT live_count FROM lanes WHERE id = ?", (lane,)).fetchone()[0]
-    finally:
-        conn.close()
+def _latency_line(label: str, values: Sequence[float]) -> str:
+    return (f"{label:<14}p50 {percentile(values, 50):7.1f} ms  p90 {percentile(values, 90):7.1f} ms"
+            f"  ({len(values)} recalls)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
