@@ -322,6 +322,10 @@ class _Lane:
         """Cosine of the query with these rows."""
         return self._stored(indices) @ self._in_basis(query)
 
+    def indices(self, rowids: list[int]) -> dict[int, int]:
+        """rowid -> row index of those of these rowids that are in the lane."""
+        return {rowid: self.slot[rowid] for rowid in rowids if rowid in self.slot}
+
     def _stored(self, indices: list[int]) -> np.ndarray:
         """These rows as stored (in the lane's basis, if it has one)."""
         if not indices:
@@ -552,7 +556,7 @@ def nearest_in(matrix: _Lane, query: np.ndarray, k: int) -> list[tuple[int, floa
 def vectors_in(matrix: _Lane, rowids: list[int]) -> dict[int, np.ndarray]:
     """These rows' vectors (those in the lane), as they were given."""
     with matrix.lock.reading():
-        found = {rowid: matrix.slot[rowid] for rowid in rowids if rowid in matrix.slot}
+        found = matrix.indices(rowids)
         return dict(zip(found, matrix.rows(list(found.values()))))
 
 
@@ -655,7 +659,7 @@ def cosines(
     def run() -> dict[int, float]:
         matrix = _synced(conn, table, dim, lane)
         with matrix.lock.reading():
-            found = {rowid: matrix.slot[rowid] for rowid in rowids if rowid in matrix.slot}
+            found = matrix.indices(rowids)
             if not found:
                 return {}
             scores = matrix.dots(list(found.values()), query)
