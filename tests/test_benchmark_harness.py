@@ -240,7 +240,7 @@ def test_dev_dataset_is_built_by_make_dev_and_big_enough() -> None:
     assert all(m.occurred_at for m in turns)
 
 
-@pytest.mark.parametrize("name", ["conversations", "long_chats_a", "long_chats_b"])
+@pytest.mark.parametrize("name", ["conversations", "long_chats_a", "long_chats_b", "filler_chats"])
 def test_committed_conversation_sets_load_whole(name: str) -> None:
     """The hand-written check sets: every query kept (its evidence exists, with its owner), turn-level
     memories with their session dates, and the categories the README reports on."""
