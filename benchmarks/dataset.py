@@ -51,7 +51,7 @@ class Dataset:
     def owners(self) -> list[str]:
         return list(dict.fromkeys(m.owner for m in self.memories))
 
-    def as_one_owner(self, owner: str = "everyone") -> "Dataset":
+    def as_one_owner(self, owner: str = "everyone") -> Dataset:
         """Every memory and query under one owner: one bigger lane, whose BM25 statistics
         cover all the memories and whose kNN meets every other conversation as distractors."""
         return Dataset([replace(m, owner=owner) for m in self.memories], [replace(q, owner=owner) for q in self.queries])

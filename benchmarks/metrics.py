@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Union
 
-Resolver = Union[Mapping[str, Hashable], Callable[[str], Hashable], None]
+Resolver = Mapping[str, Hashable] | Callable[[str], Hashable] | None
 
 
 def _resolver(resolve: Resolver) -> Callable[[str], Hashable]:

@@ -214,7 +214,7 @@ async def recall_phase(db_path: Path, embedder: Any, owner: str, lane: int, quer
                     if name == "dense":
                         dense_ids.append([hit.id for hit in result.hits])
                 timings[name].append((time.perf_counter() - started) * 1000)
-    del matrix
+    matrix = np.empty((0, 0), dtype=np.float32)  # the reference's copy is no longer needed
     id_of = _ids_of(db_path, {r for top in exact_rowids for r in top})
     overlaps = [len(set(got) & {id_of.get(r) for r in exact}) / max(1, min(LIMIT, len(exact)))
                 for got, exact in zip(dense_ids, exact_rowids)]

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sqlite3
 import json
 import logging
 import os
 import platform
+import sqlite3
 import sys
 import time
 from collections.abc import AsyncIterator, Sequence

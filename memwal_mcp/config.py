@@ -97,7 +97,8 @@ class TokenSettings(BaseModel):
     hash: str = Field(description="'sha256:' + hex SHA-256 of the token (memwal-mcp token hash TOKEN prints it).")
     owner: str = Field(min_length=1, max_length=128, description="Whose memory the token acts for.")
     scopes: list[Literal["read", "write"]] = Field(
-        default_factory=lambda: ["read", "write"], description="read: recall/status/history/list; write: remember/forget."
+        default_factory=lambda: ["read", "write"],  # type: ignore[arg-type]  # the literals are the two scopes
+        description="read: recall/status/history/list; write: remember/forget."
     )
 
 

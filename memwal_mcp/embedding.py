@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from functools import partial
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 import numpy as np
@@ -47,7 +47,7 @@ class Embedder(Protocol):
 
 # ONNX Runtime's CPU arena keeps the largest batch's buffers for good: 52 MiB a model copy
 # here, for no measurable speed (151 vs 152 texts/s on one thread without it).
-NO_ARENA = {"enable_cpu_mem_arena": False}
+NO_ARENA: dict[str, Any] = {"enable_cpu_mem_arena": False}
 # Copies of the model for background embedding, the cores split between them.
 BACKGROUND_COPIES = 2
 QUERY_CACHE = 512  # query vectors kept (a recall repeated, or asked again in another mode)
@@ -141,7 +141,7 @@ class FastEmbedEmbedder:
                 return TextEmbedding(
                     model_name=BUNDLED_MODEL, specific_model_path=str(model_dir), threads=threads, **NO_ARENA
                 )
-            kwargs = {"specific_model_path": str(settings.model_path)} if settings.model_path else {}
+            kwargs: dict[str, Any] = {"specific_model_path": str(settings.model_path)} if settings.model_path else {}
             return TextEmbedding(model_name=settings.model, threads=threads, **kwargs, **NO_ARENA)
         except EmbeddingError:
             raise

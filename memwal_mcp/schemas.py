@@ -29,7 +29,7 @@ class JobOut(BaseModel):
     occurred_at: str | None = None
 
     @classmethod
-    def of(cls, job: Job) -> "JobOut":
+    def of(cls, job: Job) -> JobOut:
         return cls(
             occurred_at=_iso(job.occurred_at) if job.occurred_at is not None else None,
             job_id=job.id,
@@ -62,7 +62,7 @@ class HitOut(BaseModel):
     pending: bool = Field(False, description="Remembered but not curated yet")
 
     @classmethod
-    def of(cls, hit: Hit) -> "HitOut":
+    def of(cls, hit: Hit) -> HitOut:
         return cls(
             id=hit.id,
             text=hit.text,
@@ -84,7 +84,7 @@ class RecallOut(BaseModel):
     hits: list[HitOut]
 
     @classmethod
-    def of(cls, result: RecallResult) -> "RecallOut":
+    def of(cls, result: RecallResult) -> RecallOut:
         return cls(
             query=result.query,
             limit=result.limit,
@@ -117,7 +117,7 @@ class HistoryOut(BaseModel):
     merged_from: list[str]
 
     @classmethod
-    def of(cls, history: History) -> "HistoryOut":
+    def of(cls, history: History) -> HistoryOut:
         return cls(
             memory_id=history.memory_id,
             namespace=history.namespace,
@@ -160,7 +160,7 @@ class ForgetOut(BaseModel):
     erased_jobs: int = Field(description="Remember jobs whose text was erased")
 
     @classmethod
-    def of(cls, outcome: ForgetOutcome) -> "ForgetOut":
+    def of(cls, outcome: ForgetOutcome) -> ForgetOut:
         return cls(memory_id=outcome.memory_id, erased_memories=list(outcome.erased_memories),
                    erased_jobs=outcome.erased_jobs)
 
@@ -180,7 +180,7 @@ class ListOut(BaseModel):
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null at the end")
 
     @classmethod
-    def of(cls, page: MemoryPage) -> "ListOut":
+    def of(cls, page: MemoryPage) -> ListOut:
         return cls(
             memories=[
                 MemoryOut(

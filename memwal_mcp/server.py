@@ -10,7 +10,6 @@ import logging
 from typing import Annotated
 
 import anyio
-
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
@@ -19,12 +18,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import AnyHttpUrl, BaseModel, Field, ValidationError
 
 from . import __version__, validation
 from .errors import MemwalError
 from .ratelimit import RateLimiter
-from .tokens import Principal, TokenRegistry
+from .recall.format import recall_text
 from .schemas import (
     ForgetOut,
     HistoryOut,
@@ -37,9 +36,9 @@ from .schemas import (
     job_line,
     list_text,
 )
-from .recall.format import recall_text
 from .service import MemoryService
 from .stdio_replies import reply_to_unparseable
+from .tokens import Principal, TokenRegistry
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +131,9 @@ def build_server(
         url = public_url or "http://127.0.0.1"
         auth = {
             "token_verifier": _TokenVerifier(registry),
-            "auth": AuthSettings(issuer_url=url, resource_server_url=url, validate_token_resource=False),
+            "auth": AuthSettings(
+                issuer_url=AnyHttpUrl(url), resource_server_url=AnyHttpUrl(url), validate_token_resource=False
+            ),
         }
     server = _Server(name="memwal", instructions=INSTRUCTIONS, version=__version__, **auth)
 

@@ -23,6 +23,8 @@ from .curation.llm import make_decider
 from .curation.worker import CurationWorker
 from .embedding import Embedder, LazyEmbedder
 from .errors import EmbeddingError, IdempotencyKeyReused, InvalidInput, NotFound
+from .recall.search import SearchParams, search
+from .recall.unindexed_vectors import UnindexedVectors
 from .records import (
     ForgetOutcome,
     History,
@@ -34,11 +36,8 @@ from .records import (
     RevisionRecord,
     UndoOutcome,
 )
-from .recall.search import SearchParams, search
-from .recall.unindexed_vectors import UnindexedVectors
-from .store import Database
+from .store import Database, lifecycle, memories, reindex
 from .store import jobs as job_store
-from .store import lifecycle, memories, reindex
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +108,7 @@ class MemoryService:
         await self.db.close()
 
     @asynccontextmanager
-    async def running(self, worker: bool = True) -> AsyncIterator["MemoryService"]:
+    async def running(self, worker: bool = True) -> AsyncIterator[MemoryService]:
         await self.start(worker)
         try:
             yield self

@@ -65,10 +65,10 @@ class TokenRegistry:
         if cached and now - cached[0] < _CACHE_S:
             return cached[1]
         row = await self._db.read(token_store.token_by_hash, digest)
-        principal = (
+        found: Principal | None = (
             Principal(row.owner, frozenset(row.scopes), row.hash) if row and row.revoked_at is None else None
         )
         if len(self._cache) > 10_000:
             self._cache.clear()
-        self._cache[digest] = (now, principal)
-        return principal
+        self._cache[digest] = (now, found)
+        return found

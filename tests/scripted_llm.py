@@ -90,7 +90,7 @@ class ScriptedLLM:
         with self._lock:
             return [m["content"] for r in self.requests for m in r.get("messages", []) if m.get("role") == "user"]
 
-    def __enter__(self) -> "ScriptedLLM":
+    def __enter__(self) -> ScriptedLLM:
         self._thread.start()
         return self
 

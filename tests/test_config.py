@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 import time
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+import tomllib
 from pydantic import BaseModel, ValidationError
 
 from memwal_mcp.config import BUNDLED_MODEL, Settings, load_settings, user_config_file

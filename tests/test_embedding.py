@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from memwal_mcp import bundled_model
-from memwal_mcp.embedding import BACKGROUND_COPIES, Embedder, FastEmbedEmbedder
 from memwal_mcp.config import EmbeddingSettings
+from memwal_mcp.embedding import BACKGROUND_COPIES, Embedder, FastEmbedEmbedder
 from memwal_mcp.errors import EmbeddingError
 from memwal_mcp.priority import BACKGROUND_NICE
 from memwal_mcp.service import MemoryService

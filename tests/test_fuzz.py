@@ -352,7 +352,7 @@ async def verify_faithful(service: MemoryService, log: FuzzLog) -> None:
         cursor = page.next_cursor
         if cursor is None:
             break
-    for job_id, (namespace, text) in log.accepted.items():
+    for job_id, (_namespace, text) in log.accepted.items():
         job = done[job_id]
         if job.memory_id in log.forgotten or job.decision == "forgotten":
             continue

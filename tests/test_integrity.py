@@ -24,8 +24,8 @@ import pytest
 from memwal_mcp.config import load_settings
 from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store.backup import backup_database
 from memwal_mcp.store import fts
+from memwal_mcp.store.backup import backup_database
 from memwal_mcp.store.connection import connect
 from memwal_mcp.store.integrity import find_problems
 from tests.scripted_llm import Reply, ScriptedLLM

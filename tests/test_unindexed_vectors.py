@@ -6,7 +6,6 @@ import numpy as np
 
 from memwal_mcp.recall.unindexed_vectors import UnindexedVectors
 from memwal_mcp.service import MemoryService
-
 from tests.wrapped_models import CountingEmbedder
 
 

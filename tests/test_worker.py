@@ -22,7 +22,6 @@ from memwal_mcp.normalize import normalize_text
 from memwal_mcp.service import MemoryService
 from memwal_mcp.store import jobs as job_store
 from memwal_mcp.store.connection import connect
-
 from tests.wrapped_models import PoisonEmbedder
 
 COFFEE = "User prefers dark roast coffee"

@@ -15,7 +15,22 @@ from __future__ import annotations
 from types import ModuleType
 
 from . import (
-    backup, check, doctor, export_cmd, forget, history, import_cmd, list_cmd, recall, remember, reindex, serve, stats, status, token, undo,
+    backup,
+    check,
+    doctor,
+    export_cmd,
+    forget,
+    history,
+    import_cmd,
+    list_cmd,
+    recall,
+    reindex,
+    remember,
+    serve,
+    stats,
+    status,
+    token,
+    undo,
 )
 
 COMMANDS: tuple[ModuleType, ...] = (

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..recall.format import recall_text
 from ..errors import InvalidInput
+from ..recall.format import recall_text
 from ..schemas import ForgetOut
 from ..service import MemoryService
 from .output import add_json_flag, emit

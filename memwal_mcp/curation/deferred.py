@@ -19,8 +19,7 @@ import anyio
 import numpy as np
 
 from ..config import CurationSettings
-from ..store import Database
-from ..store import memories
+from ..store import Database, memories
 from ..store.database import transaction
 from .apply import log_markers
 

@@ -8,6 +8,7 @@ evaluated), cosine >= threshold. Without one: a degraded lexical path over FTS5.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -20,7 +21,7 @@ LEXICAL_MIN_CHARS = 3
 LEXICAL_LIMIT = 5
 
 
-def _hydrate(conn: sqlite3.Connection, lane: int, scored: list[tuple[int, float | None]]) -> list[Nominee]:
+def _hydrate(conn: sqlite3.Connection, lane: int, scored: Sequence[tuple[int, float | None]]) -> list[Nominee]:
     """Live memories of this lane only: a merge never crosses namespaces, whatever an index returned."""
     rows = memories.memories_by_rowid(conn, [rowid for rowid, _ in scored])
     return [Nominee(rowid, rows[rowid].id, rows[rowid].body, score) for rowid, score in scored

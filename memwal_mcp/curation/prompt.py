@@ -95,7 +95,7 @@ def parse_decision(reply: str | None, nominees: Sequence[Nominee]) -> LLMDecisio
         return None
     text = _THINK.sub("", reply)
     lines = [line for line in text.splitlines() if not _FENCE_LINE.match(line)]
-    for index, line in enumerate(lines):
+    for index, line in enumerate(lines):  # noqa: B007 - index is used after the loop
         match = _DECISION.match(line)
         if match:
             break

@@ -38,8 +38,7 @@ from ..concurrently import side_by_side
 from ..embedding import Embedder
 from ..errors import EmbeddingError
 from ..records import Hit
-from ..store import Database
-from ..store import fts, memories
+from ..store import Database, fts, memories
 from ..store.jobs import QueuedJob
 from .collapse import collapse_duplicates
 from .lexical import bm25_to_score, coverage, fts_query
@@ -223,12 +222,15 @@ async def search(
     # The word search needs no query vector: it runs on the reader while another thread
     # embeds the query and scans the lanes' vectors (searches is None before any vector).
     def embed_and_scan() -> tuple[np.ndarray | None, tuple[dict[int, float], bool] | None]:
+        assert embedder is not None  # only called when dense
         vector = embedder.embed_query(params.query)
         return vector, _nearest(searches, vector, k) if searches is not None else None
 
     async def dense_side() -> tuple[np.ndarray | None, tuple[dict[int, float], bool] | None]:
         return await anyio.to_thread.run_sync(embed_and_scan) if dense else (None, None)
 
+    lexical: tuple[dict[int, float], bool] | None
+    known: dict[int, memories.MemoryRow] | None
     (lexical, known, waiting), (query_vector, nearest) = await side_by_side(
         lambda: db.read(_words_first, lanes, match, k, dense), dense_side
     )
@@ -240,7 +242,7 @@ async def search(
     floor = params.min_score if params.min_score is not None else -math.inf
 
     while True:
-        ranks, words_exhausted = lexical or await db.read(_lexical, lanes, match, k)
+        ranks, words_exhausted = lexical if lexical is not None else await db.read(_lexical, lanes, match, k)
         if nearest is None and searches is not None and query_vector is not None:  # a wider pool
             nearest = await anyio.to_thread.run_sync(_nearest, searches, query_vector, k)
         found = await db.read(

@@ -12,10 +12,10 @@ import logging
 import random
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, TypeVar
+from typing import Any, TypeVar
 
 import aiosqlite
 import anyio
@@ -67,7 +67,7 @@ class Database:
                 await conn.close()
         self._reader = self._writer = None
 
-    async def __aenter__(self) -> "Database":
+    async def __aenter__(self) -> Database:
         await self.open()
         return self
 

@@ -44,7 +44,9 @@ def create(conn: sqlite3.Connection, owner: str) -> str:
     row = conn.execute("SELECT id FROM owner_fts WHERE owner = ?", (owner,)).fetchone()
     if row is not None:
         return _name(row[0])
-    name = _name(conn.execute("INSERT INTO owner_fts (owner) VALUES (?)", (owner,)).lastrowid)
+    table_id = conn.execute("INSERT INTO owner_fts (owner) VALUES (?)", (owner,)).lastrowid
+    assert table_id is not None  # an INSERT always sets it
+    name = _name(table_id)
     conn.execute(f"CREATE VIRTUAL TABLE {name} USING fts5 (body, lane, tokenize = '{TOKENIZE}')")
     if secure_delete_supported(conn):
         conn.execute(f"INSERT INTO {name} ({name}, rank) VALUES ('secure-delete', 1)")

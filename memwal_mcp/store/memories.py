@@ -145,9 +145,10 @@ def create_memory(
         (memory_id, owner, namespace, lane, body, key, source_job_id, model_id if vector is not None else None,
          occurred_at, created_at if created_at is not None else now, now),
     ).lastrowid
+    assert rowid is not None  # an INSERT always sets it
     fts.add(conn, lane, rowid, body)
     table = vector_table(conn) if vector is not None else None
-    if table is not None:
+    if table is not None and vector is not None:
         conn.execute(f"INSERT INTO {table} (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, _blob(vector)))
     return rowid, memory_id
 
@@ -365,7 +366,7 @@ def replace_body(
     vector: np.ndarray | None,
     model_id: str | None,
     decision: str,
-    job_id: str,
+    job_id: str | None,
     llm_model: str | None,
     guard: str | None,
     merged_ids: Sequence[str] = (),
@@ -455,7 +456,8 @@ def list_memories(
     limit: int,
 ) -> list[MemoryRow]:
     """The owner's live memories, newest first, after the (created_at, id) position `before`."""
-    clauses, params = ["owner = ?", "status = 'live'"], [owner]
+    clauses: list[str] = ["owner = ?", "status = 'live'"]
+    params: list[object] = [owner]
     if namespace is not None:
         clauses.append("namespace = ?")
         params.append(namespace)

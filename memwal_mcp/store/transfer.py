@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
 
 from ..errors import InvalidInput
 from ..normalize import norm_key
@@ -80,7 +80,7 @@ class TombstoneRow:
     forgotten_at: float
 
 
-ImportRow = Union[LaneRow, Job, MemoryRecord, RevisionRow, TombstoneRow]
+ImportRow = LaneRow | Job | MemoryRecord | RevisionRow | TombstoneRow
 Kind = Literal["lane", "job", "memory", "revision", "tombstone"]
 KINDS: tuple[Kind, ...] = ("lane", "job", "memory", "revision", "tombstone")
 
@@ -260,6 +260,7 @@ def _import_memory(
          memory.retired_into if memory.status == "retired" else None, memory.source_job_id, memory.occurrences,
          memory.occurred_at, memory.created_at, memory.updated_at),
     ).lastrowid
+    assert rowid is not None  # an INSERT always sets it
     if memory.status == "live":  # retired memories have left the indexes
         fts.add(conn, lane, rowid, memory.body)
     out.count("memory", True)
@@ -360,8 +361,9 @@ def import_batch(conn: sqlite3.Connection, rows: Sequence[ImportRow]) -> BatchOu
 
 def unembedded_count(conn: sqlite3.Connection, owners: Sequence[str] | None) -> int:
     """Live memories without a vector yet, of these owners (None: of every owner)."""
+    params: tuple[str, ...] = ()
     if owners is None:
-        sql, params = "SELECT COUNT(*) FROM memories WHERE status = 'live' AND vector_model IS NULL", ()
+        sql = "SELECT COUNT(*) FROM memories WHERE status = 'live' AND vector_model IS NULL"
     else:
         if not owners:
             return 0

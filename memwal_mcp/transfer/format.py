@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -37,7 +37,7 @@ class _Record(BaseModel):
 
 class Header(_Record):
     type: Literal["header"] = "header"
-    format: Literal["memwal-export"] = FORMAT
+    format: Literal["memwal-export"] = "memwal-export"
     version: int = VERSION
     exported_at: Time
     generator: str = ""
@@ -72,7 +72,7 @@ class JobOut(_Record):
     updated_at: Time
 
     @classmethod
-    def of(cls, job: Job) -> "JobOut":
+    def of(cls, job: Job) -> JobOut:
         return cls(
             id=job.id, owner=job.owner, namespace=job.namespace, text=job.text, idempotency_key=job.idempotency_key,
             status=job.status, attempts=job.attempts, decision=job.decision, memory_id=job.memory_id,
@@ -99,7 +99,7 @@ class MemoryOut(_Record):
     updated_at: Time
 
     @classmethod
-    def of(cls, memory: MemoryRecord) -> "MemoryOut":
+    def of(cls, memory: MemoryRecord) -> MemoryOut:
         return cls(**{name: getattr(memory, name) for name in MemoryRecord.__slots__})
 
     def row(self) -> MemoryRecord:
@@ -119,7 +119,7 @@ class RevisionOut(_Record):
     created_at: Time
 
     @classmethod
-    def of(cls, revision: RevisionRow) -> "RevisionOut":
+    def of(cls, revision: RevisionRow) -> RevisionOut:
         fields = {name: getattr(revision, name) for name in RevisionRow.__slots__}
         return cls(**{**fields, "merged_ids": list(revision.merged_ids)})
 
@@ -139,14 +139,14 @@ class TombstoneOut(_Record):
     forgotten_at: Time
 
     @classmethod
-    def of(cls, tombstone: TombstoneRow) -> "TombstoneOut":
+    def of(cls, tombstone: TombstoneRow) -> TombstoneOut:
         return cls(**{name: getattr(tombstone, name) for name in TombstoneRow.__slots__})
 
     def row(self) -> TombstoneRow:
         return TombstoneRow(**self.model_dump(exclude={"type"}))
 
 
-Record = Annotated[Union[LaneOut, JobOut, MemoryOut, RevisionOut, TombstoneOut], Field(discriminator="type")]
+Record = Annotated[LaneOut | JobOut | MemoryOut | RevisionOut | TombstoneOut, Field(discriminator="type")]
 _RECORD = TypeAdapter(Record)
 
 # --- the official MCP memory server's memory.json (JSON Lines) -------------
@@ -176,7 +176,7 @@ class Relation(_Record):
         return f"{self.source} {self.relationType} {self.target}"
 
 
-GraphItem = Annotated[Union[Entity, Relation], Field(discriminator="type")]
+GraphItem = Annotated[Entity | Relation, Field(discriminator="type")]
 _GRAPH_ITEM = TypeAdapter(GraphItem)
 
 

@@ -135,7 +135,7 @@ class RawServer:
         ]
 
     @classmethod
-    async def start(cls, env: Mapping[str, str], *args: str, cwd: Path | None = None) -> "RawServer":
+    async def start(cls, env: Mapping[str, str], *args: str, cwd: Path | None = None) -> RawServer:
         proc = await asyncio.create_subprocess_exec(
             str(MEMWAL),
             *args,

@@ -223,7 +223,7 @@ async def test_two_processes_one_sigkill_2000_remembers(server_env, tmp_path: Pa
     # (inserted, then killed before the reply went out); they are curated like any other.
     orphans = {job_id: row for job_id, row in jobs.items() if job_id not in set(accepted)}
     assert len(orphans) <= in_flight
-    for job_id, (status, decision, memory_id, key, _, _) in orphans.items():
+    for job_id, (status, _decision, memory_id, key, _, _) in orphans.items():
         assert key is None and status == "done" and memory_id, (job_id, jobs[job_id])
 
     # One key, one job: shared keys got the same job id from both processes.
