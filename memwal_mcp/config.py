@@ -106,8 +106,10 @@ class AuthSettings(BaseModel):
     tokens: list[TokenSettings] = Field(
         default_factory=list, description="Tokens from config, besides those made with `memwal-mcp token create`."
     )
-    rate_per_minute: int = Field(600, ge=1, le=1_000_000, description="Tool calls per minute per token (HTTP).")
-    burst: int = Field(60, ge=1, le=100_000, description="Calls a token may make at once before the rate applies.")
+    rate_per_minute: int = Field(
+        600, ge=1, le=1_000_000, description="HTTP requests per minute per token, initialize and every call included."
+    )
+    burst: int = Field(60, ge=1, le=100_000, description="Requests a token may make at once before the rate applies.")
 
 
 class ServerSettings(BaseModel):
