@@ -81,9 +81,13 @@ async def test_initialize_spends_the_rate_limit_too(server_env, tmp_path: Path) 
     token = make_token(env, "alice")
     with serve(env, tmp_path) as served, anyio.fail_after(60):
         async with httpx2.AsyncClient(timeout=CALL_TIMEOUT_S) as client:
-            statuses = [(await initialize(client, served.mcp, token)).status_code for _ in range(10)]
+            answers = [await initialize(client, served.mcp, token) for _ in range(10)]
             refused = await initialize(client, served.mcp, token)
-    assert statuses == [200] * 5 + [429] * 5
+            # Ending a session is never refused: it frees the server.
+            ended = await client.delete(served.mcp, headers={**bearer(token),
+                                                             "mcp-session-id": answers[0].headers["mcp-session-id"]})
+    assert [answer.status_code for answer in answers] == [200] * 5 + [429] * 5
+    assert ended.status_code == 200
     assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
     assert "retry after" in refused.json()["error"]["message"]
 
