@@ -106,8 +106,14 @@ class AuthSettings(BaseModel):
     tokens: list[TokenSettings] = Field(
         default_factory=list, description="Tokens from config, besides those made with `memwal-mcp token create`."
     )
-    rate_per_minute: int = Field(600, ge=1, le=1_000_000, description="Tool calls per minute per token (HTTP).")
-    burst: int = Field(60, ge=1, le=100_000, description="Calls a token may make at once before the rate applies.")
+    rate_per_minute: int = Field(
+        600, ge=1, le=1_000_000, description="HTTP requests per minute per token, initialize and every call included."
+    )
+    burst: int = Field(60, ge=1, le=100_000, description="Requests a token may make at once before the rate applies.")
+    max_sessions_per_token: int = Field(
+        16, ge=1, le=10_000,
+        description="Open MCP sessions per token (per server without tokens); one more ends the least recently used.",
+    )
 
 
 class ServerSettings(BaseModel):
@@ -117,6 +123,12 @@ class ServerSettings(BaseModel):
     worker: bool = Field(True, description="Run the curation worker in this process.")
     insecure_no_auth: bool = Field(
         False, description="Allow sse/http on a non-loopback address without tokens (everyone acts as `owner`)."
+    )
+    session_idle_s: float = Field(
+        600.0, gt=0, le=86_400, description="An sse/http session with no request for this long is closed."
+    )
+    max_sessions: int = Field(
+        1000, ge=1, le=1_000_000, description="Open sse/http sessions for all tokens together; more get HTTP 503."
     )
 
 

@@ -1,4 +1,4 @@
-"""A token bucket per caller: `burst` calls at once, then `rate_per_minute`."""
+"""A token bucket per caller: `burst` requests at once, then `rate_per_minute`."""
 
 from __future__ import annotations
 

@@ -11,18 +11,15 @@ from typing import Annotated
 
 import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.auth.provider import AccessToken
-from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import AnyHttpUrl, BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from . import __version__, validation
 from .errors import MemwalError
-from .ratelimit import RateLimiter
 from .recall.format import recall_text
 from .schemas import (
     ForgetOut,
@@ -38,7 +35,7 @@ from .schemas import (
 )
 from .service import MemoryService
 from .stdio_replies import reply_to_unparseable
-from .tokens import Principal, TokenRegistry
+from .tokens import Principal
 
 log = logging.getLogger(__name__)
 
@@ -59,24 +56,6 @@ is harmless: duplicates are folded and recall reports how many copies it collaps
 
 def _reply(text: str, model: BaseModel) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=model.model_dump())
-
-
-class _TokenVerifier:
-    """The SDK's bearer-token hook: a token resolves to its owner and scopes, or to nothing (401)."""
-
-    def __init__(self, registry: TokenRegistry) -> None:
-        self._registry = registry
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        principal = await self._registry.resolve(token)
-        if principal is None:
-            return None
-        return AccessToken(
-            token=principal.token_hash or "",  # the hash: the token itself is not kept anywhere
-            client_id=principal.owner,
-            scopes=sorted(principal.scopes),
-            subject=principal.owner,
-        )
 
 
 class _Server(MCPServer):
@@ -116,29 +95,14 @@ class _Server(MCPServer):
                 tg.cancel_scope.cancel()
 
 
-def build_server(
-    service: MemoryService,
-    owner: str,
-    *,
-    registry: TokenRegistry | None = None,
-    public_url: str | None = None,
-    limiter: RateLimiter | None = None,
-) -> MCPServer:
+def build_server(service: MemoryService, owner: str) -> MCPServer:
     """An MCPServer whose tools act for the caller's token owner, or for `owner` when
-    there is no token (stdio, or a loopback HTTP server without tokens)."""
-    auth: dict = {}
-    if registry is not None:
-        url = public_url or "http://127.0.0.1"
-        auth = {
-            "token_verifier": _TokenVerifier(registry),
-            "auth": AuthSettings(
-                issuer_url=AnyHttpUrl(url), resource_server_url=AnyHttpUrl(url), validate_token_resource=False
-            ),
-        }
-    server = _Server(name="memwal", instructions=INSTRUCTIONS, version=__version__, **auth)
+    there is no token (stdio, or an HTTP server while no token exists). Over HTTP,
+    http_app.HttpGate authenticates and rate-limits every request before it gets here."""
+    server = _Server(name="memwal", instructions=INSTRUCTIONS, version=__version__)
 
     def caller(scope: str, tool: str) -> str:
-        """The owner this call acts for, after the scope and rate checks."""
+        """The owner this call acts for, after the scope check."""
         access = get_access_token()
         if access is None:
             principal = Principal(owner, frozenset({"read", "write"}), None)
@@ -146,10 +110,6 @@ def build_server(
             principal = Principal(access.subject or access.client_id, frozenset(access.scopes), access.token)
         if scope not in principal.scopes:
             raise ToolError(f"this token lacks the '{scope}' scope that {tool} needs")
-        if limiter is not None and principal.token_hash:
-            wait = limiter.take(principal.token_hash)
-            if wait > 0:
-                raise ToolError(f"rate limit exceeded (HTTP 429): retry after {wait:.1f} s")
         return principal.owner
 
     async def call(coro):

@@ -3,12 +3,19 @@
 Only hashes are kept (config or the database); a token is shown once, when made.
 Lookups are cached briefly so a busy HTTP server does not read the database for
 every request, and a revoked token stops working within that time.
+
+Whether an HTTP server needs a token at all is decided by the tokens that exist now,
+not by those that existed when it started: `memwal-mcp token create` on a running
+open server secures it within the cache time. The change only goes that way: a server
+that has seen a token stays secured until it restarts, so revoking the last token
+locks everyone out instead of opening the memories to anyone who can reach the port.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 import time
 from dataclasses import dataclass
@@ -17,6 +24,8 @@ from .config import AuthSettings
 from .errors import InvalidInput
 from .store import Database
 from .store import tokens as token_store
+
+log = logging.getLogger(__name__)
 
 SCOPES = ("read", "write")
 TOKEN_PREFIX = "mwk_"
@@ -51,9 +60,28 @@ class TokenRegistry:
         self._configured = {t.hash.lower(): Principal(t.owner, frozenset(t.scopes), t.hash.lower()) for t in settings.tokens}
         self._db = db
         self._cache: dict[str, tuple[float, Principal | None]] = {}
+        self._secured = bool(self._configured)
+        self._served_open = False
+        self._counted_at = -_CACHE_S
 
-    async def any_configured(self) -> bool:
-        return bool(self._configured) or await self._db.read(token_store.count_active) > 0
+    async def secured(self) -> bool:
+        """True once any token exists (config or database), and from then on for the life of the process."""
+        if not self._secured:
+            now = time.monotonic()
+            if now - self._counted_at >= _CACHE_S:
+                self._counted_at = now
+                if await self._db.read(token_store.count_active) > 0:
+                    self._now_secured()
+        if not self._secured:
+            self._served_open = True  # so the change, when it comes, is logged
+        return self._secured
+
+    def _now_secured(self) -> None:
+        if not self._secured:
+            self._secured = True
+            if self._served_open:
+                log.warning("a bearer token exists now: every request needs a valid one from here on "
+                            "(until this server restarts, even if every token is revoked)")
 
     async def resolve(self, token: str) -> Principal | None:
         digest = hash_token(token)
@@ -71,4 +99,7 @@ class TokenRegistry:
         if len(self._cache) > 10_000:
             self._cache.clear()
         self._cache[digest] = (now, found)
+        if found is not None:
+            # The count may be cached from before this token was made; a token that works secures the server.
+            self._now_secured()
         return found

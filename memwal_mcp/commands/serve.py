@@ -50,7 +50,6 @@ def settings_overrides(args: argparse.Namespace) -> dict:
 
 
 async def serve(settings: Settings) -> None:
-    from ..ratelimit import RateLimiter
     from ..server import build_server
     from ..service import MemoryService
     from ..tokens import TokenRegistry
@@ -67,29 +66,21 @@ async def serve(settings: Settings) -> None:
         if transport == "stdio":
             await build_server(service, settings.owner).run_stdio_async()
             return
+        from ..http_app import serve_http
+
         host, port = settings.server.host, settings.server.port
         registry = TokenRegistry(settings.auth, service.db)
-        secured = await registry.any_configured()
-        if not secured and not _is_loopback(host) and not settings.server.insecure_no_auth:
-            raise UnsafeConfiguration(
-                f"refusing to serve {transport} on {host} without bearer tokens: anyone who can reach it could "
-                "read and change the memories. Create one with `memwal-mcp token create --owner NAME`, "
-                "bind to 127.0.0.1, or pass --insecure-no-auth"
-            )
-        if not secured:
-            log.warning("serving %s on %s:%d without authentication; every caller acts as %r",
+        if not await registry.secured():
+            if not _is_loopback(host) and not settings.server.insecure_no_auth:
+                raise UnsafeConfiguration(
+                    f"refusing to serve {transport} on {host} without bearer tokens: anyone who can reach it could "
+                    "read and change the memories. Create one with `memwal-mcp token create --owner NAME`, "
+                    "bind to 127.0.0.1, or pass --insecure-no-auth"
+                )
+            log.warning("serving %s on %s:%d without authentication; every caller acts as %r until a token "
+                        "is created (`memwal-mcp token create`), from then on every request needs one",
                         transport, host, port, settings.owner)
-        server = build_server(
-            service,
-            settings.owner,
-            registry=registry if secured else None,
-            public_url=f"http://{host}:{port}",
-            limiter=RateLimiter(settings.auth.rate_per_minute, settings.auth.burst),
-        )
-        if transport == "sse":
-            await server.run_sse_async(host=host, port=port)
-        else:
-            await server.run_streamable_http_async(host=host, port=port)
+        await serve_http(build_server(service, settings.owner), settings, registry)
 
 
 def _is_loopback(host: str) -> bool:

@@ -38,7 +38,8 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         await service.db.write(token_store.insert_token, digest, args.token_owner, scopes, args.label)
         emit(args, {"token": token, "hash": digest, "owner": args.token_owner, "scopes": list(scopes)}, token)
         print(f"(owner {args.token_owner}, scopes {','.join(scopes)}; hash {digest}. "
-              "Save the token now: it is not shown again.)", file=sys.stderr)
+              "Save the token now: it is not shown again. HTTP servers on this database need a token "
+              "on every request from now on, running ones within seconds.)", file=sys.stderr)
     elif args.token_action == "list":
         rows = await service.db.read(token_store.list_tokens)
         emit(args, [asdict(row) for row in rows],
@@ -51,5 +52,9 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
     elif args.token_action == "revoke":
         revoked = await service.db.write(token_store.revoke_tokens, args.hash_prefix)
         print("\n".join(f"revoked {h}" for h in revoked) or "no active token has that hash")
+        if revoked and not service.settings.auth.tokens and await service.db.read(token_store.count_active) == 0:
+            print("No active token is left: HTTP servers already running refuse every request until they "
+                  "restart; restarted without tokens, one serves only on a loopback address or with --insecure-no-auth.",
+                  file=sys.stderr)
     else:
         print(hash_token(args.token))

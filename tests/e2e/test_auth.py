@@ -12,10 +12,21 @@ import httpx2
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from memwal_mcp.tokens import hash_token
 
-from .conftest import CALL_TIMEOUT_S, MEMWAL, PROTOCOL_VERSION, free_port, stop_process, tool_text, wait_for_port
+from .conftest import (
+    CALL_TIMEOUT_S,
+    MEMWAL,
+    PROTOCOL_VERSION,
+    db_rows,
+    free_port,
+    stop_process,
+    tool_text,
+    wait_for_port,
+)
+from .http_helpers import INITIALIZE, JSON_AND_SSE, bearer, cli, initialize, make_token, serve
 
 
 def _token(env: dict[str, str], owner: str, scope: str) -> str:
@@ -36,7 +47,9 @@ def secured(server_env, tmp_path: Path, db_path: Path) -> Iterator[tuple[str, di
     bob = "mwk_bob-from-config-0123456789"
     env = server_env(
         MEMWAL_AUTH__TOKENS=json.dumps([{"hash": hash_token(bob), "owner": "bob", "scopes": ["read", "write"]}]),
-        MEMWAL_AUTH__BURST="5",
+        # Every request spends from the bucket (initialize, the initialized notification, the GET stream,
+        # each call): room for the few sessions a test opens, then 6 a minute.
+        MEMWAL_AUTH__BURST="30",
         MEMWAL_AUTH__RATE_PER_MINUTE="6",
     )
     tokens = {"alice": _token(env, "alice", "read,write"), "reader": _token(env, "alice", "read"), "bob": bob}
@@ -54,12 +67,12 @@ def secured(server_env, tmp_path: Path, db_path: Path) -> Iterator[tuple[str, di
         stop_process(proc)
 
 
-def _session(url: str, token: str):
-    client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=CALL_TIMEOUT_S)
+def _session(url: str, token: str | None):
+    client = httpx2.AsyncClient(headers=bearer(token), timeout=CALL_TIMEOUT_S)
     return client, streamable_http_client(url, http_client=client)
 
 
-async def _call(url: str, token: str, *calls: tuple[str, dict]) -> list:
+async def _call(url: str, token: str | None, *calls: tuple[str, dict]) -> list:
     client, transport = _session(url, token)
     results = []
     async with client, transport as (read, write):
@@ -107,14 +120,33 @@ async def test_tokens_act_for_their_owner_and_scopes_are_enforced(secured):
         assert bob_status.is_error and "no job with id" in tool_text(bob_status)
 
 
-async def test_a_token_over_its_rate_gets_a_retry_after_error(secured):
+async def test_a_token_over_its_rate_gets_http_429_with_retry_after(secured):
     url, tokens, _ = secured
-    with anyio.fail_after(60):
-        results = await _call(url, tokens["bob"], *[("memwal_recall", {"query": "anything"})] * 7)
-    limited = [r for r in results if r.is_error]
-    assert limited, "burst 5 at 6/min: the 7 quick calls cannot all pass"
-    assert all("retry after" in tool_text(r) and "429" in tool_text(r) for r in limited)
-    assert not results[0].is_error
+    refused: list[MCPError] = []
+    answered = 0
+    client, transport = _session(url, tokens["bob"])
+    with anyio.fail_after(90):
+        async with client, transport as (read, write):
+            async with ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session:
+                await session.initialize()
+                for _ in range(40):
+                    try:
+                        result = await session.call_tool("memwal_recall", {"query": "anything"})
+                    except MCPError as exc:
+                        refused.append(exc)
+                    else:
+                        assert not result.is_error, tool_text(result)
+                        answered += 1
+                assert refused, "burst 30 at 6/min: 40 quick calls cannot all pass"
+                assert answered > 0
+        async with httpx2.AsyncClient(timeout=CALL_TIMEOUT_S) as plain:
+            raw = await plain.post(url, json=INITIALIZE, headers={**JSON_AND_SSE, **bearer(tokens["bob"])})
+    assert all("retry after" in exc.message and exc.data["retry_after_s"] >= 1 for exc in refused), refused
+    assert raw.status_code == 429
+    assert int(raw.headers["retry-after"]) >= 1
+    body = raw.json()
+    assert body["error"]["data"]["retry_after_s"] == int(raw.headers["retry-after"])
+    assert "retry after" in body["error"]["message"] and "rate limit" in body["error"]["message"]
 
 
 def test_a_non_loopback_server_without_tokens_refuses_to_start(server_env, tmp_path: Path):
@@ -125,3 +157,62 @@ def test_a_non_loopback_server_without_tokens_refuses_to_start(server_env, tmp_p
     assert done.returncode != 0
     assert "refusing to serve http on 0.0.0.0 without bearer tokens" in done.stderr
     assert "token create" in done.stderr and "--insecure-no-auth" in done.stderr
+
+
+# --- tokens made while the server runs ---------------------------------------------------
+
+
+async def _raw_status(url: str, token: str | None) -> int:
+    async with httpx2.AsyncClient(timeout=CALL_TIMEOUT_S) as client:
+        return (await initialize(client, url, token)).status_code
+
+
+async def _until_status(url: str, token: str | None, status: int) -> None:
+    """Bounded wait for the server to pick up a token change (its token cache holds a few seconds)."""
+    with anyio.fail_after(30):
+        while await _raw_status(url, token) != status:
+            await anyio.sleep(0.5)
+
+
+async def test_a_server_started_without_tokens_requires_one_once_one_is_created(server_env, tmp_path: Path, db_path: Path):
+    env = server_env()
+    with serve(env, tmp_path) as served, anyio.fail_after(120):
+        (before,) = await _call(served.mcp, None, ("memwal_remember", {"text": "Written before any token", "wait_ms": 15000}))
+        assert not before.is_error, tool_text(before)
+
+        reader = make_token(env, "alice", "read")
+        writer = make_token(env, "alice", "read,write")
+        await _until_status(served.mcp, None, 401)  # no token: refused now
+        assert await _raw_status(served.mcp, "mwk_made-up-token") == 401
+
+        recall, remember = await _call(
+            served.mcp, reader,
+            ("memwal_recall", {"query": "written before any token", "namespace": "*"}),
+            ("memwal_remember", {"text": "The reader tries to write"}),
+        )
+        assert remember.is_error and "'write' scope" in tool_text(remember)
+        assert recall.structured_content["hits"] == [], "alice must not see what the configured owner kept"
+        (written,) = await _call(served.mcp, writer, ("memwal_remember", {"text": "Alice writes with her token"}))
+        assert not written.is_error, tool_text(written)
+
+        # Revoking every token does not open the server again: it stays secured until it restarts.
+        revoked = cli(env, "token", "revoke", "sha256:")
+        assert "No active token is left" in revoked.stderr and "refuse every request" in revoked.stderr
+        await _until_status(served.mcp, writer, 401)
+        assert await _raw_status(served.mcp, None) == 401
+    owners = dict(db_rows(db_path, "SELECT text, owner FROM remember_jobs"))
+    assert owners == {"Written before any token": "local", "Alice writes with her token": "alice"}
+    assert "a bearer token exists now" in served.log_text()
+
+
+async def test_a_token_made_while_serving_works_at_once_and_secures_the_server(server_env, tmp_path: Path, db_path: Path):
+    env = server_env()
+    with serve(env, tmp_path) as served, anyio.fail_after(120):
+        assert await _raw_status(served.mcp, None) == 200
+        reader = make_token(env, "alice", "read")
+        # The new token is looked up when it is first sent, whatever the server counted before.
+        (remember,) = await _call(served.mcp, reader, ("memwal_remember", {"text": "The reader tries to write"}))
+        assert remember.is_error and "'write' scope" in tool_text(remember)
+        assert await _raw_status(served.mcp, None) == 401
+        assert await _raw_status(served.mcp, "mwk_made-up-token") == 401
+    assert db_rows(db_path, "SELECT owner FROM remember_jobs") == []

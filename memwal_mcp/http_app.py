@@ -1,0 +1,362 @@
+"""The front door of the sse and http transports: who is calling, how often, and how many sessions they hold.
+
+One ASGI layer in front of the SDK's Starlette app, so every request passes the same checks before the
+SDK sees it, `initialize` included:
+
+- Authentication follows the tokens that exist now (`TokenRegistry.secured`), not those that existed at
+  start-up: with none, requests act for the configured owner; once one exists, a request without a valid
+  token gets 401. A token that is sent is always checked, so a wrong one never passes as the owner.
+- Every request but DELETE (ending a session only frees the server) spends one of its token's rate
+  limit. Over it, the answer is HTTP 429 with Retry-After and a JSON-RPC error saying when to retry.
+  Over SSE a call's reply travels on the event stream, not on its POST, so the error is sent there too.
+- A token (the whole server, without tokens) keeps at most `max_sessions_per_token` sessions: opening
+  one more ends its least recently used, whose id then answers 404. A session with no request for
+  `session_idle_s` is closed. `max_sessions` bounds all callers together (503 beyond it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import re
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+import anyio
+from mcp.server.auth.middleware.auth_context import auth_context_var
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .config import Settings
+from .ratelimit import RateLimiter
+from .tokens import TokenRegistry
+
+log = logging.getLogger(__name__)
+
+RATE_LIMITED = -32029
+"""JSON-RPC error code of a request refused by the rate limit (in the range left to implementations)."""
+
+# Set while an SSE message refused by the rate limit goes on to its session, so the session answers
+# the request with this error on the event stream instead of running it.
+_refused: ContextVar[tuple[str, dict[str, Any]] | None] = ContextVar("memwal_refused", default=None)
+
+# How the SDK's SSE transport tells a client where to post: the first event of the stream.
+_SSE_SESSION = re.compile(rb"session_id=([0-9a-f]{32})")
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+def _error(status: int, code: int, message: str, *, data: dict[str, Any] | None = None,
+           headers: dict[str, str] | None = None) -> Response:
+    """A JSON-RPC error with no id (the request is refused before its body is read), as the SDK's own 404/503."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error})
+    return Response(body, status_code=status, headers=headers, media_type="application/json")
+
+
+def _unauthorized(message: str, *, token_sent: bool) -> Response:
+    # RFC 6750: a request that sent no credentials gets the challenge without an error code.
+    challenge = 'Bearer realm="memwal"'
+    if token_sent:
+        challenge += f', error="invalid_token", error_description="{message}"'
+    return _error(401, INVALID_REQUEST, message, headers={"WWW-Authenticate": challenge})
+
+
+@dataclass(eq=False)
+class _Session:
+    end: Callable[[], Awaitable[None]]
+    used: float = field(default_factory=time.monotonic)
+
+
+class SessionBook:
+    """The sessions each caller (a token's hash, or "" without tokens) holds, least recently used first.
+
+    For streamable HTTP the SDK may end a session without telling (idle timeout, crash); its entry stays
+    until it is evicted or its id answers 404. A stale entry only uses up room under the cap, so the live
+    sessions never exceed it; ending a stale one (the oldest first) costs a DELETE answered 404.
+    """
+
+    def __init__(self, per_caller: int) -> None:
+        self._per_caller = per_caller
+        self._by_caller: dict[str, OrderedDict[str, _Session]] = {}
+
+    def add(self, caller: str, session_id: str, session: _Session) -> list[_Session]:
+        """Record a new session; returns those it pushed over the caller's cap, already forgotten."""
+        held = self._by_caller.setdefault(caller, OrderedDict())
+        held[session_id] = session
+        evicted = []
+        while len(held) > self._per_caller:
+            evicted.append(held.popitem(last=False)[1])
+        if evicted:
+            log.info("%s holds %d sessions, its cap: ended the least recently used to open %s",
+                     f"token {caller[:19]}" if caller else "the server (no tokens)", self._per_caller, session_id)
+        return evicted
+
+    def touch(self, caller: str, session_id: str) -> None:
+        held = self._by_caller.get(caller)
+        session = held.get(session_id) if held else None
+        if held is not None and session is not None:
+            session.used = time.monotonic()
+            held.move_to_end(session_id)
+
+    def forget(self, caller: str, session_id: str) -> None:
+        held = self._by_caller.get(caller)
+        if held is not None:
+            held.pop(session_id, None)
+            if not held:
+                del self._by_caller[caller]
+
+    def total(self) -> int:
+        return sum(len(held) for held in self._by_caller.values())
+
+
+class HttpGate:
+    """ASGI middleware around the SDK's sse or streamable-HTTP app (see the module docstring)."""
+
+    def __init__(self, app: ASGIApp, *, transport: str, registry: TokenRegistry, settings: Settings) -> None:
+        self._app = app
+        self._sse = transport == "sse"
+        self._registry = registry
+        self._limiter = RateLimiter(settings.auth.rate_per_minute, settings.auth.burst)
+        self._limits = f"{settings.auth.rate_per_minute} per minute, {settings.auth.burst} at once"
+        self._sessions = SessionBook(settings.auth.max_sessions_per_token)
+        self._idle_s = settings.server.session_idle_s
+        self._max_sessions = settings.server.max_sessions
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        user = await self._authenticate(scope)
+        if isinstance(user, Response):
+            await user(scope, receive, send)
+            return
+        caller = ""
+        wait = 0.0
+        if user is not None:
+            scope["user"] = user  # the SDK binds each session to the credential that opened it
+            caller = user.access_token.token
+            if scope["method"] != "DELETE":
+                wait = self._limiter.take(caller)
+        sse_message = self._sse and scope["method"] == "POST"
+        if wait > 0 and not sse_message:
+            await self._rate_limited(wait)(scope, receive, send)
+            return
+        context = auth_context_var.set(user) if user is not None else None
+        try:
+            if sse_message:
+                await self._sse_message(caller, scope, receive, send, wait)
+            elif self._sse and scope["method"] == "GET":
+                await self._sse_stream(caller, scope, receive, send)
+            elif self._sse:
+                await self._app(scope, receive, send)
+            else:
+                await self._streamable(caller, scope, receive, send)
+        finally:
+            if context is not None:
+                auth_context_var.reset(context)
+
+    async def _authenticate(self, scope: Scope) -> AuthenticatedUser | Response | None:
+        """The token's user; None to act for the configured owner (no token exists); or the 401 to send."""
+        header = _header(scope, b"authorization")
+        if header is None:
+            if await self._registry.secured():
+                return _unauthorized("this server needs a bearer token: send 'Authorization: Bearer <token>'",
+                                     token_sent=False)
+            return None
+        scheme, _, token = header.strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return _unauthorized("the Authorization header must be 'Bearer <token>'", token_sent=True)
+        principal = await self._registry.resolve(token.strip())
+        if principal is None or principal.token_hash is None:
+            return _unauthorized("the bearer token is not valid (unknown or revoked)", token_sent=True)
+        return AuthenticatedUser(
+            AccessToken(
+                token=principal.token_hash,  # the hash: the token itself is not kept anywhere
+                client_id=principal.token_hash,  # so a session is bound to one token, not only to its owner
+                scopes=sorted(principal.scopes),
+                subject=principal.owner,
+            )
+        )
+
+    def _refusal(self, wait: float) -> tuple[int, str, dict[str, Any]]:
+        seconds = max(1, math.ceil(wait))
+        message = f"rate limit exceeded for this token ({self._limits}): retry after {seconds} s"
+        return seconds, message, {"retry_after_s": seconds}
+
+    def _rate_limited(self, wait: float) -> Response:
+        seconds, message, data = self._refusal(wait)
+        return _error(429, RATE_LIMITED, message, data=data, headers={"Retry-After": str(seconds)})
+
+    # --- streamable HTTP -----------------------------------------------------------------
+
+    async def _streamable(self, caller: str, scope: Scope, receive: Receive, send: Send) -> None:
+        session_id = _header(scope, b"mcp-session-id")
+        status: int | None = None
+        opened: str | None = None
+
+        async def watch(message: Message) -> None:
+            nonlocal status, opened
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                if session_id is None and status < 400:
+                    opened = next((bytes(v).decode("latin-1") for k, v in message.get("headers", [])
+                                   if k.lower() == b"mcp-session-id"), None)
+            await send(message)
+
+        if session_id is not None:
+            self._sessions.touch(caller, session_id)
+        await self._app(scope, receive, watch)
+        if session_id is not None and (status == 404 or (scope["method"] == "DELETE" and status == 200)):
+            self._sessions.forget(caller, session_id)
+        if opened is not None:
+            for evicted in self._sessions.add(caller, opened, _Session(self._deleter(scope, opened))):
+                await evicted.end()
+
+    def _deleter(self, scope: Scope, session_id: str) -> Callable[[], Awaitable[None]]:
+        """Ends a session the way its client would, with a DELETE through the SDK's app (no private API)."""
+        kept = ("type", "asgi", "http_version", "scheme", "server", "client", "root_path", "path", "raw_path",
+                "state", "user")
+        headers = [(k, v) for k, v in scope["headers"] if k in (b"host", b"origin")]
+        delete: Scope = {key: scope[key] for key in kept if key in scope}
+        delete.update(method="DELETE", query_string=b"", headers=[*headers, (b"mcp-session-id", session_id.encode())])
+
+        async def end() -> None:
+            received = False
+
+            async def receive() -> Message:
+                nonlocal received
+                if received:
+                    await anyio.sleep_forever()
+                received = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+
+            async def discard(message: Message) -> None:
+                pass
+
+            await self._app(dict(delete), receive, discard)
+
+        return end
+
+    # --- SSE -------------------------------------------------------------------------------
+
+    async def _sse_message(self, caller: str, scope: Scope, receive: Receive, send: Send, wait: float) -> None:
+        session_id = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1")).get("session_id", [None])[0]
+        if session_id is not None:
+            self._sessions.touch(caller, session_id)
+        if wait <= 0:
+            await self._app(scope, receive, send)
+            return
+        # The message still goes to its session, marked refused: the session answers it with the error on the
+        # event stream (where the client waits for it) instead of running it; the POST itself answers 429.
+        _, message, data = self._refusal(wait)
+        limited = self._rate_limited(wait)
+        replaced = False
+
+        async def as_429(reply: Message) -> None:
+            nonlocal replaced
+            if reply["type"] == "http.response.start" and reply["status"] == 202:
+                replaced = True
+                await limited(scope, receive, send)
+            elif not replaced:
+                await send(reply)
+
+        token = _refused.set((message, data))
+        try:
+            await self._app(scope, receive, as_429)
+        finally:
+            _refused.reset(token)
+
+    async def _sse_stream(self, caller: str, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._sessions.total() >= self._max_sessions:
+            await _error(503, INTERNAL_ERROR, f"too many open sessions ({self._max_sessions}); try again later")(
+                scope, receive, send)
+            return
+        cancel = anyio.CancelScope()
+
+        async def end() -> None:
+            cancel.cancel()
+
+        session = _Session(end)
+        session_id: str | None = None
+        started = finished = False
+
+        async def watch(message: Message) -> None:
+            nonlocal session_id, started, finished
+            if message["type"] == "http.response.start":
+                started = True
+            elif message["type"] == "http.response.body":
+                finished = not message.get("more_body", False)
+                found = _SSE_SESSION.search(message.get("body", b"")) if session_id is None else None
+                if found is not None:
+                    session_id = found.group(1).decode("ascii")
+                    for evicted in self._sessions.add(caller, session_id, session):
+                        await evicted.end()
+            await send(message)
+
+        try:
+            with cancel:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._close_when_idle, session, cancel)
+                    await self._app(scope, receive, watch)
+                    tg.cancel_scope.cancel()
+        finally:
+            if session_id is not None:
+                self._sessions.forget(caller, session_id)
+        if cancel.cancelled_caught and started and not finished:
+            with contextlib.suppress(Exception):  # the client may be gone already
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _close_when_idle(self, session: _Session, cancel: anyio.CancelScope) -> None:
+        while (left := session.used + self._idle_s - time.monotonic()) > 0:
+            await anyio.sleep(left)
+        cancel.cancel()
+
+
+async def _answer_refused(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Server middleware (SSE): a message the gate refused is answered with its error, not run."""
+    refused = _refused.get()
+    if refused is None:
+        return await call_next(ctx)
+    if ctx.request_id is None:
+        return None  # a notification: dropped, as its POST's 429 said
+    message, data = refused
+    raise MCPError(RATE_LIMITED, message, data)
+
+
+async def serve_http(server: MCPServer, settings: Settings, registry: TokenRegistry) -> None:
+    """Serve `server` over sse or streamable HTTP behind the gate, until the process is stopped."""
+    import uvicorn
+
+    host, port = settings.server.host, settings.server.port
+    app: ASGIApp
+    if settings.server.transport == "sse":
+        server.middleware.append(_answer_refused)
+        app = server.sse_app(host=host)
+    else:
+        app = server.streamable_http_app(
+            host=host, session_idle_timeout=settings.server.session_idle_s, max_sessions=settings.server.max_sessions
+        )
+    gate = HttpGate(app, transport=settings.server.transport, registry=registry, settings=settings)
+    config = uvicorn.Config(gate, host=host, port=port, log_level=server.settings.log_level.lower())
+    await uvicorn.Server(config).serve()
