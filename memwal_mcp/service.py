@@ -248,9 +248,12 @@ class MemoryService:
     # --- forget, undo, list ------------------------------------------------------
 
     async def forget(self, owner: str, memory_id: object) -> ForgetOutcome:
-        """Erase a memory's content everywhere (body, revisions, source jobs); keep a tombstone."""
+        """Erase a memory's content everywhere (body, revisions, source jobs, the write-ahead log's
+        older copies); keep a tombstone."""
         mid = validation.memory_id(memory_id)
         done = await self.db.write(lifecycle.forget_memory, owner, mid)
+        if not done.wal_cleared:
+            self.db.owe_wal_truncation()
         log.info("forgot memory %s (%d memories, %d jobs erased)", mid, len(done.memory_ids), done.jobs)
         return ForgetOutcome(mid, done.memory_ids, done.jobs)
 

@@ -56,6 +56,26 @@ async def test_forget_erases_the_text_from_every_table_and_the_file(make_setting
         assert word not in raw, word
 
 
+async def test_forget_erases_the_words_from_a_full_text_table_made_without_secure_delete(make_settings, embedder):
+    """A database whose full-text table was made by a SQLite before 3.44 (no secure-delete
+    option) and is now opened by a newer one: forget still leaves no indexed word behind."""
+    settings = make_settings()
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running():
+        await svc.remember("local", "The office plant needs water on Mondays", wait_ms=10000)
+        secret = (await svc.remember("local", SECRET, wait_ms=10000)).job
+        conn = connect(settings.db_path)
+        try:
+            for name in fts.tables(conn).values():
+                conn.execute(f"INSERT INTO {name} ({name}, rank) VALUES ('secure-delete', 0)")
+        finally:
+            conn.close()
+        await svc.forget("local", secret.memory_id)
+        folder = settings.db_path.parent
+        raw = b"".join(p.read_bytes() for p in folder.iterdir() if p.name.startswith(settings.db_path.name)).lower()
+        assert b"zyxwvut" not in raw
+
+
 async def test_forget_is_walled_off_by_owner(service: MemoryService):
     job = (await service.remember("alice", "Alice's locker code is 4417", wait_ms=10000)).job
     with pytest.raises(NotFound):

@@ -3,26 +3,32 @@
 Forget erases content -- the memory's body, its previous bodies, the text of every
 job that ended in it, and of memories a CONSOLIDATE folded into it -- and leaves a
 tombstone. With secure_delete on (connection.py) and FTS5's secure-delete option,
-the erased text does not linger in free pages or in the full-text index.
+the erased text does not linger in free pages or in the full-text index; a TRUNCATE
+checkpoint then removes the older copies the write-ahead log still holds.
 Undo restores the body a memory had before its last change, as a new revision.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import InvalidInput, NotFound
 from ..normalize import norm_key
 from . import fts, memories
+from .connection import BUSY_TIMEOUT_MS, truncate_wal
 from .database import transaction
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
 class Forgotten:
     memory_ids: tuple[str, ...]  # the memory and those folded into it
     jobs: int
+    wal_cleared: bool = True  # False: a reader kept the write-ahead log from being emptied
 
 
 def _folded_into(conn: sqlite3.Connection, memory_id: str) -> list[tuple[int, str]]:
@@ -43,6 +49,21 @@ def _folded_into(conn: sqlite3.Connection, memory_id: str) -> list[tuple[int, st
 
 
 def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str) -> Forgotten:
+    """Erase the memory and what it holds in one transaction, then empty the write-ahead log,
+    so that when this returns no file holds the text (a SIGKILL right after changes nothing)."""
+    done = _erase(conn, owner, memory_id)
+    cleared = truncate_wal(conn)
+    if not cleared:
+        log.warning(
+            "forgot %s, but another connection to this database kept its write-ahead log from being emptied "
+            "within %.0f s: earlier copies of the text stay in the -wal file until the next checkpoint "
+            "(the next write of this server, or the last connection closing, retries it)",
+            memory_id, BUSY_TIMEOUT_MS / 1000,
+        )
+    return replace(done, wal_cleared=cleared)
+
+
+def _erase(conn: sqlite3.Connection, owner: str, memory_id: str) -> Forgotten:
     with transaction(conn):
         row = conn.execute(
             "SELECT namespace, status, lane_id FROM memories WHERE owner = ? AND id = ?", (owner, memory_id)
