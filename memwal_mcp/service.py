@@ -248,8 +248,8 @@ class MemoryService:
     # --- forget, undo, list ------------------------------------------------------
 
     async def forget(self, owner: str, memory_id: object) -> ForgetOutcome:
-        """Erase a memory's content everywhere (body, revisions, source jobs, the write-ahead log's
-        older copies); keep a tombstone."""
+        """Erase a memory's content everywhere (body, revisions, source jobs, queued repeats of its
+        text, the write-ahead log's older copies); keep a tombstone."""
         mid = validation.memory_id(memory_id)
         done = await self.db.write(lifecycle.forget_memory, owner, mid)
         if not done.wal_cleared:

@@ -1,10 +1,11 @@
 """Forget and undo: the two operations that change history on purpose.
 
 Forget erases content -- the memory's body, its previous bodies, the text of every
-job that ended in it, and of memories a CONSOLIDATE folded into it -- and leaves a
-tombstone. With secure_delete on (connection.py) and FTS5's secure-delete option,
-the erased text does not linger in free pages or in the full-text index; a TRUNCATE
-checkpoint then removes the older copies the write-ahead log still holds.
+job that ended in it, of memories a CONSOLIDATE folded into it, and of queued jobs
+repeating any of that text -- and leaves a tombstone. With secure_delete on
+(connection.py) and FTS5's secure-delete option, the erased text does not linger in
+free pages or in the full-text index; a TRUNCATE checkpoint then removes the older
+copies the write-ahead log still holds.
 Undo restores the body a memory had before its last change, as a new revision.
 """
 
@@ -16,7 +17,7 @@ import time
 from dataclasses import dataclass, replace
 
 from ..errors import InvalidInput, NotFound
-from ..normalize import norm_key
+from ..normalize import norm_key, normalize_text
 from . import fts, memories
 from .connection import BUSY_TIMEOUT_MS, truncate_wal
 from .database import transaction
@@ -27,7 +28,7 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class Forgotten:
     memory_ids: tuple[str, ...]  # the memory and those folded into it
-    jobs: int
+    jobs: int  # jobs erased: those that ended in these memories and queued repeats of their text
     wal_cleared: bool = True  # False: a reader kept the write-ahead log from being emptied
 
 
@@ -46,6 +47,30 @@ def _folded_into(conn: sqlite3.Connection, memory_id: str) -> list[tuple[int, st
         found.extend(fresh)
         frontier = [mid for _, mid in fresh if mid not in frontier]
     return found
+
+
+def _queued_repeats(conn: sqlite3.Connection, owner: str, ids: list[str], rowids: list[int]) -> list[int]:
+    """Seqs of queued jobs whose normalized text equals any text being erased, in that text's lane.
+
+    Without this, a repeat filed just before the forget (or one a worker has read but not
+    applied yet) would be curated after it, into a new memory: the fact forgotten, back.
+    """
+    row_marks, id_marks = ",".join("?" * len(rowids)), ",".join("?" * len(ids))
+    texts = conn.execute(
+        f"SELECT lane_id, body FROM memories WHERE rowid IN ({row_marks})"
+        f" UNION ALL SELECT m.lane_id, r.body FROM memory_revisions r JOIN memories m ON m.rowid = r.memory_rowid"
+        f"  WHERE r.memory_rowid IN ({row_marks})"
+        f" UNION ALL SELECT lane_id, text FROM remember_jobs WHERE owner = ? AND memory_id IN ({id_marks})",
+        (*rowids, *rowids, owner, *ids),
+    ).fetchall()
+    erased = {(lane, normalize_text(text)) for lane, text in texts}
+    lanes = sorted({lane for lane, _ in erased})
+    queued = conn.execute(
+        f"SELECT seq, lane_id, text FROM remember_jobs WHERE lane_id IN ({','.join('?' * len(lanes))})"
+        " AND status = 'queued'",
+        lanes,
+    ).fetchall()
+    return [seq for seq, lane, text in queued if (lane, normalize_text(text)) in erased]
 
 
 def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str) -> Forgotten:
@@ -80,11 +105,17 @@ def _erase(conn: sqlite3.Connection, owner: str, memory_id: str) -> Forgotten:
         id_marks = ",".join("?" * len(ids))
         row_marks = ",".join("?" * len(rowids))
         now = time.time()
+        repeats = _queued_repeats(conn, owner, ids, rowids)
+        erase = "text = '', decision = 'forgotten', error = NULL, updated_at = ?"
         jobs = conn.execute(
-            f"UPDATE remember_jobs SET text = '', decision = 'forgotten', error = NULL, updated_at = ?"
-            f" WHERE owner = ? AND memory_id IN ({id_marks})",
-            (now, owner, *ids),
+            f"UPDATE remember_jobs SET {erase} WHERE owner = ? AND memory_id IN ({id_marks})", (now, owner, *ids)
         ).rowcount
+        if repeats:
+            jobs += conn.execute(
+                f"UPDATE remember_jobs SET {erase}, status = 'done', memory_id = ?"
+                f" WHERE status = 'queued' AND seq IN ({','.join('?' * len(repeats))})",
+                (now, memory_id, *repeats),
+            ).rowcount
         conn.execute(f"DELETE FROM memory_revisions WHERE memory_rowid IN ({row_marks})", rowids)
         conn.execute(f"DELETE FROM deferred_nominations WHERE memory_rowid IN ({row_marks})", rowids)
         # Memories folded together belong to one owner, so one full-text table holds them all.

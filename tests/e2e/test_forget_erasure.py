@@ -143,6 +143,21 @@ def _text(result: dict[str, Any]) -> str:
     return "\n".join(block["text"] for block in result["content"] if block.get("type") == "text")
 
 
+async def test_a_repeat_sent_just_before_the_forget_does_not_come_back(tmp_path: Path, raw_servers):
+    server = await _server(base_env(tmp_path, tmp_path / "data" / "memwal.db"), raw_servers)
+    first = _data(await server.call_tool("memwal_remember", {"text": SECRET, "wait_ms": 15000}))
+    repeat = _data(await server.call_tool("memwal_remember", {"text": SECRET}))  # queued, or folded already
+    erased = _data(await server.call_tool("memwal_forget", {"memory_id": first["memory_id"]}))
+    assert erased["erased_jobs"] == 2
+
+    (job,) = _data(await server.call_tool(
+        "memwal_remember_status", {"job_ids": [repeat["job_id"]], "wait_ms": 15000}))["jobs"]
+    assert job["status"] == "done" and job["decision"] == "forgotten", job
+    found = _data(await server.call_tool("memwal_recall", {"query": f"{WORD} cabinet", "limit": 5}))
+    assert all(WORD not in hit["text"] for hit in found["hits"]), found
+    assert _data(await server.call_tool("memwal_list", {}))["memories"] == []
+
+
 async def test_a_reader_holding_a_snapshot_delays_the_erasure_of_the_log_and_the_log_says_so(
     tmp_path: Path, raw_servers
 ):
