@@ -142,7 +142,7 @@ class MemoryService:
         wait = validation.wait_ms(wait_ms)
         when = validation.instant(occurred_at, "occurred_at")
         job, replayed = await self.db.write(job_store.insert_job, owner, lane, body, key, time.time(), when)
-        if replayed and job.decision != "forgotten":  # a forgotten job's text is gone: it just replays
+        if replayed:
             differs = [
                 name
                 for name, same in (("text", job.text == body), ("namespace", job.namespace == lane),

@@ -1,5 +1,6 @@
 """Forget against the queue: a repeat of the forgotten text that is still queued, or that a
-worker has read but not applied, must not bring the fact back.
+worker has read but not applied, must not bring the fact back; and forgetting releases the
+idempotency keys of what it erased.
 
 The worker is the real one, run a pass at a time (`run_once`) so each interleaving is made
 on purpose instead of hoped for; where it must be caught between reading its batch and
@@ -13,7 +14,9 @@ from collections.abc import Sequence
 
 import anyio
 import numpy as np
+import pytest
 
+from memwal_mcp.errors import IdempotencyKeyReused
 from memwal_mcp.service import MemoryService
 from memwal_mcp.store.integrity import find_problems
 from tests.scripted_llm import Reply, ScriptedLLM
@@ -139,3 +142,24 @@ async def test_a_repeat_waiting_for_the_llm_during_the_forget_is_not_applied_aft
             (erased,) = await svc.status("local", [repeat.id])
             assert (erased.status, erased.decision, erased.text) == ("done", "forgotten", "")
             assert await _errors(svc) == []
+
+
+async def test_forgetting_releases_the_idempotency_key_of_what_it_erased(service: MemoryService):
+    first = (await service.remember("local", FACT, idempotency_key="k2", wait_ms=10000)).job
+    await service.forget("local", first.memory_id)
+
+    moved = await service.remember("local", "Dentist appointment moved to 2026-12-09", idempotency_key="k2",
+                                   wait_ms=10000)
+    assert not moved.replayed and moved.job.id != first.id
+    assert (moved.job.status, moved.job.decision) == ("done", "created")
+    assert [hit.text for hit in (await service.recall("local", "dentist appointment", limit=5)).hits] == [
+        "Dentist appointment moved to 2026-12-09"
+    ]
+    # The key names the new job now, with the usual rules.
+    again = await service.remember("local", "Dentist appointment moved to 2026-12-09", idempotency_key="k2")
+    assert again.replayed and again.job.id == moved.job.id
+    with pytest.raises(IdempotencyKeyReused, match="'k2'"):
+        await service.remember("local", "Dentist appointment on 2026-12-05", idempotency_key="k2")
+    # The erased job keeps no key (nor text) of its own.
+    (old,) = await service.status("local", [first.id])
+    assert (old.idempotency_key, old.text, old.decision) == (None, "", "forgotten")

@@ -85,7 +85,11 @@ def insert_job(
                 f"SELECT {_JOB_COLUMNS} FROM remember_jobs WHERE owner = ? AND idempotency_key = ?",
                 (owner, idempotency_key),
             ).fetchone()
-            if row:
+            if row and row[7] == "forgotten":
+                # Erased before forget released keys (older versions): its text is gone, so the
+                # key names nothing kept any more; this call files the fact anew.
+                conn.execute("UPDATE remember_jobs SET idempotency_key = NULL WHERE id = ?", (row[0],))
+            elif row:
                 return _job(row), True
         lane = ensure_lane(conn, owner, namespace)
         job_id = new_job_id()

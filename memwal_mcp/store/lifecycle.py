@@ -106,7 +106,9 @@ def _erase(conn: sqlite3.Connection, owner: str, memory_id: str) -> Forgotten:
         row_marks = ",".join("?" * len(rowids))
         now = time.time()
         repeats = _queued_repeats(conn, owner, ids, rowids)
-        erase = "text = '', decision = 'forgotten', error = NULL, updated_at = ?"
+        # The erased jobs give up their idempotency keys: the same key later files a new fact
+        # instead of replaying a job whose text is gone.
+        erase = "text = '', decision = 'forgotten', error = NULL, idempotency_key = NULL, updated_at = ?"
         jobs = conn.execute(
             f"UPDATE remember_jobs SET {erase} WHERE owner = ? AND memory_id IN ({id_marks})", (now, owner, *ids)
         ).rowcount

@@ -143,6 +143,25 @@ def _text(result: dict[str, Any]) -> str:
     return "\n".join(block["text"] for block in result["content"] if block.get("type") == "text")
 
 
+async def test_a_key_whose_job_was_forgotten_files_the_new_text(tmp_path: Path, raw_servers):
+    server = await _server(base_env(tmp_path, tmp_path / "data" / "memwal.db"), raw_servers)
+    first = _data(await server.call_tool(
+        "memwal_remember", {"text": "Dentist appointment on 2026-12-05", "idempotency_key": "k2", "wait_ms": 15000}))
+    _data(await server.call_tool("memwal_forget", {"memory_id": first["memory_id"]}))
+
+    reply = await server.call_tool(
+        "memwal_remember", {"text": "Dentist appointment moved to 2026-12-09", "idempotency_key": "k2", "wait_ms": 15000})
+    assert _text(reply).startswith("Remembered: "), _text(reply)
+    moved = _data(reply)
+    assert moved["replayed"] is False and moved["job_id"] != first["job_id"] and moved["decision"] == "created"
+    found = _data(await server.call_tool("memwal_recall", {"query": "dentist appointment", "limit": 5}))
+    assert [hit["text"] for hit in found["hits"]] == ["Dentist appointment moved to 2026-12-09"]
+    # A live job keeps its key: other text under it is still refused.
+    refused = await server.call_tool(
+        "memwal_remember", {"text": "Dentist appointment on 2026-12-05", "idempotency_key": "k2"})
+    assert refused.get("isError") and "already used" in _text(refused), refused
+
+
 async def test_a_repeat_sent_just_before_the_forget_does_not_come_back(tmp_path: Path, raw_servers):
     server = await _server(base_env(tmp_path, tmp_path / "data" / "memwal.db"), raw_servers)
     first = _data(await server.call_tool("memwal_remember", {"text": SECRET, "wait_ms": 15000}))
