@@ -247,11 +247,12 @@ class MemoryService:
 
     # --- forget, undo, list ------------------------------------------------------
 
-    async def forget(self, owner: str, memory_id: object) -> ForgetOutcome:
+    async def forget(self, owner: str, memory_id: object, retired_too: bool = False) -> ForgetOutcome:
         """Erase a memory's content everywhere (body, revisions, source jobs, queued repeats of its
-        text, the write-ahead log's older copies); keep a tombstone."""
+        text, the write-ahead log's older copies); keep a tombstone. A memory merged into another
+        is refused unless `retired_too` (its text lives on in the merged body)."""
         mid = validation.memory_id(memory_id)
-        done = await self.db.write(lifecycle.forget_memory, owner, mid)
+        done = await self.db.write(lifecycle.forget_memory, owner, mid, retired_too)
         if not done.wal_cleared:
             self.db.owe_wal_truncation()
         log.info("forgot memory %s (%d memories, %d jobs erased)", mid, len(done.memory_ids), done.jobs)

@@ -73,10 +73,13 @@ def _queued_repeats(conn: sqlite3.Connection, owner: str, ids: list[str], rowids
     return [seq for seq, lane, text in queued if (lane, normalize_text(text)) in erased]
 
 
-def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str) -> Forgotten:
+def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten:
     """Erase the memory and what it holds in one transaction, then empty the write-ahead log,
-    so that when this returns no file holds the text (a SIGKILL right after changes nothing)."""
-    done = _erase(conn, owner, memory_id)
+    so that when this returns no file holds the text (a SIGKILL right after changes nothing).
+
+    A memory merged into another is refused unless `retired_too` (an import replaying the
+    tombstones of the database it came from)."""
+    done = _erase(conn, owner, memory_id, retired_too)
     cleared = truncate_wal(conn)
     if not cleared:
         log.warning(
@@ -88,14 +91,22 @@ def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str) -> Forgo
     return replace(done, wal_cleared=cleared)
 
 
-def _erase(conn: sqlite3.Connection, owner: str, memory_id: str) -> Forgotten:
+def _erase(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bool) -> Forgotten:
     with transaction(conn):
         row = conn.execute(
-            "SELECT namespace, status, lane_id FROM memories WHERE owner = ? AND id = ?", (owner, memory_id)
+            "SELECT namespace, status, lane_id, retired_into FROM memories WHERE owner = ? AND id = ?",
+            (owner, memory_id),
         ).fetchone()
         if row is None:
             raise NotFound(f"no memory with id {memory_id!r}")
-        namespace, status, lane = row
+        namespace, status, lane, into = row
+        if status == "retired" and not retired_too:
+            # Its text lives on in the body it was merged into: erasing only this row would
+            # report the fact forgotten while recall still finds it.
+            raise InvalidInput(
+                f"memory {memory_id!r} was merged into {into!r}, whose body holds its text: forget {into!r}, "
+                f"or undo that merge (memwal-mcp undo {into}) and then forget {memory_id!r}"
+            )
         if status == "forgotten":
             jobs = conn.execute("SELECT jobs FROM forgotten WHERE memory_id = ?", (memory_id,)).fetchone()
             return Forgotten((memory_id,), jobs[0] if jobs else 0)

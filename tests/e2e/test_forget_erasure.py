@@ -108,6 +108,9 @@ async def test_forget_erases_revisions_and_merged_memories_from_every_file(tmp_p
         history = _data(await other.call_tool("memwal_history", {"memory_id": merged_id}))
         assert history["revisions"] and history["merged_from"], history
         assert _leaks(db.parent, *PEANUTS, WORD)
+        # One of the merged memories alone cannot be forgotten: its text lives on in the merged body.
+        refused = await forgetting.call_tool("memwal_forget", {"memory_id": history["merged_from"][0]})
+        assert refused.get("isError") and f"merged into {merged_id!r}" in _text(refused), refused
 
         erased = _data(await forgetting.call_tool("memwal_forget", {"memory_id": merged_id}))
         assert len(erased["erased_memories"]) == 2 and erased["erased_jobs"] == 3, erased
