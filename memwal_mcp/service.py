@@ -142,7 +142,7 @@ class MemoryService:
         wait = validation.wait_ms(wait_ms)
         when = validation.instant(occurred_at, "occurred_at")
         job, replayed = await self.db.write(job_store.insert_job, owner, lane, body, key, time.time(), when)
-        if replayed and job.decision != "forgotten":  # a forgotten job's text is gone: it just replays
+        if replayed:
             differs = [
                 name
                 for name, same in (("text", job.text == body), ("namespace", job.namespace == lane),
@@ -247,10 +247,14 @@ class MemoryService:
 
     # --- forget, undo, list ------------------------------------------------------
 
-    async def forget(self, owner: str, memory_id: object) -> ForgetOutcome:
-        """Erase a memory's content everywhere (body, revisions, source jobs); keep a tombstone."""
+    async def forget(self, owner: str, memory_id: object, retired_too: bool = False) -> ForgetOutcome:
+        """Erase a memory's content everywhere (body, revisions, source jobs, queued repeats of its
+        text, the write-ahead log's older copies); keep a tombstone. A memory merged into another
+        is refused unless `retired_too` (its text lives on in the merged body)."""
         mid = validation.memory_id(memory_id)
-        done = await self.db.write(lifecycle.forget_memory, owner, mid)
+        done = await self.db.write(lifecycle.forget_memory, owner, mid, retired_too)
+        if not done.wal_cleared:
+            self.db.owe_wal_truncation()
         log.info("forgot memory %s (%d memories, %d jobs erased)", mid, len(done.memory_ids), done.jobs)
         return ForgetOutcome(mid, done.memory_ids, done.jobs)
 

@@ -359,8 +359,8 @@ class IsolationDriver:
             arguments["wait_ms"] = STATUS_WAIT_MS
         reply = await self.ask(op.owner, "memwal_remember", arguments)
         earlier = model.jobs.get(model.keys.get(key, "")) if key is not None else None
-        if earlier is not None:
-            if earlier.decision == "forgotten" or (earlier.text == text and earlier.ns == ns):
+        if earlier is not None and earlier.decision != "forgotten":  # a forget releases the key
+            if earlier.text == text and earlier.ns == ns:
                 assert not reply.is_error, reply.text
                 assert reply.data["replayed"] is True and reply.data["job_id"] == earlier.id, reply.data
             else:

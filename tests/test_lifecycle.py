@@ -31,9 +31,8 @@ async def test_forget_erases_the_text_from_every_table_and_the_file(make_setting
         history = await svc.history("local", first.memory_id)
         assert history.status == "forgotten" and history.body == "" and not history.revisions
         assert all(job.text == "" for job in history.jobs)
-        # The idempotency key still resolves, to the same (forgotten) job; nothing comes back.
-        again = await svc.remember("local", SECRET, idempotency_key="k-secret")
-        assert again.replayed and again.job.id == first.id and again.job.decision == "forgotten"
+        # The erased jobs give up their idempotency keys (test_forget_races.py: the key files anew).
+        assert all(job.idempotency_key is None for job in history.jobs)
         assert await svc.forget("local", first.memory_id) == outcome.__class__(first.memory_id, (first.memory_id,), 2)
 
     conn = connect(settings.db_path)
@@ -54,6 +53,26 @@ async def test_forget_erases_the_text_from_every_table_and_the_file(make_setting
         if settings.db_path.with_name(settings.db_path.name + "-wal").exists() else settings.db_path.read_bytes()
     for word in SECRET_WORDS:
         assert word not in raw, word
+
+
+async def test_forget_erases_the_words_from_a_full_text_table_made_without_secure_delete(make_settings, embedder):
+    """A database whose full-text table was made by a SQLite before 3.44 (no secure-delete
+    option) and is now opened by a newer one: forget still leaves no indexed word behind."""
+    settings = make_settings()
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running():
+        await svc.remember("local", "The office plant needs water on Mondays", wait_ms=10000)
+        secret = (await svc.remember("local", SECRET, wait_ms=10000)).job
+        conn = connect(settings.db_path)
+        try:
+            for name in fts.tables(conn).values():
+                conn.execute(f"INSERT INTO {name} ({name}, rank) VALUES ('secure-delete', 0)")
+        finally:
+            conn.close()
+        await svc.forget("local", secret.memory_id)
+        folder = settings.db_path.parent
+        raw = b"".join(p.read_bytes() for p in folder.iterdir() if p.name.startswith(settings.db_path.name)).lower()
+        assert b"zyxwvut" not in raw
 
 
 async def test_forget_is_walled_off_by_owner(service: MemoryService):

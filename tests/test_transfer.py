@@ -413,9 +413,9 @@ async def test_a_tombstone_erases_what_an_older_backup_brought_back(embedder: Fa
         await wait_until_embedded(svc, None)
         assert [h.id for h in (await svc.recall("local", "vault cabinet", limit=5)).hits] == [kept.memory_id]
         assert (await svc.history("local", secret.memory_id)).status == "forgotten"
-        # A client retrying with the old key gets the forgotten job back, not the fact.
-        again = await svc.remember("local", SECRET, idempotency_key="k-vault")
-        assert again.replayed and again.job.decision == "forgotten"
+        # The old key left with the forgotten text: used again, it files the new fact.
+        again = await svc.remember("local", "The vault moved to the blue cabinet", idempotency_key="k-vault")
+        assert not again.replayed and again.job.text == "The vault moved to the blue cabinet"
     for table, in rows(target, "SELECT name FROM sqlite_master WHERE type = 'table'"):
         if not table.startswith("memory_vectors_"):
             assert not any("Zyxwvut" in str(v) for row in rows(target, f'SELECT * FROM "{table}"') for v in row), table

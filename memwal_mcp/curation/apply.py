@@ -125,6 +125,10 @@ def curate_until_llm(
                 conn.execute("RELEASE job")
                 if decision == "created" and nominate is not None:
                     nominate.created(rowid, vectors.get(job.id))
+            except job_store.JobWithdrawn:  # a forget erased it meanwhile: write nothing of it
+                conn.execute("ROLLBACK TO job")
+                conn.execute("RELEASE job")
+                continue
             except Exception as exc:  # one bad job must not stall its lane: retry it later
                 conn.execute("ROLLBACK TO job")
                 conn.execute("RELEASE job")
@@ -234,6 +238,9 @@ def apply_plan(
             memories.bump_counters(conn, markers)
     except LeaseLost:
         raise
+    except job_store.JobWithdrawn:  # a forget erased it while the LLM thought: write nothing of it
+        log.info("job %s was forgotten while it was curated; its outcome is dropped", job.id)
+        return
     except Exception as exc:
         log.exception("applying the curation decision for job %s failed", job.id)
         record_failures(conn, [job], f"{type(exc).__name__}: {exc}", settings.max_attempts)

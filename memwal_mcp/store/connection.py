@@ -114,3 +114,34 @@ def connect(path: Path) -> sqlite3.Connection:
     # Forgotten text must not survive in free pages of the file.
     conn.execute("PRAGMA secure_delete = ON")
     return conn
+
+
+def truncate_wal(conn: sqlite3.Connection, wait_ms: int = BUSY_TIMEOUT_MS) -> bool:
+    """Copy the write-ahead log into the file and cut it to zero bytes; False if other
+    connections kept it from finishing within about `wait_ms`.
+
+    Why: erasing rows (forget) writes clean pages, but the WAL still holds the frames of
+    every earlier transaction -- the remember, the curation -- with the text in plain bytes,
+    until a checkpoint resets it. Only a complete TRUNCATE checkpoint removes them. It waits
+    (through the busy handler) for the write lock and for readers on an older snapshot, so a
+    connection in the middle of a read delays it; an idle connection in another process does
+    not. Must run outside a transaction, with no statement of `conn` still active.
+    """
+    deadline = time.monotonic() + wait_ms / 1000
+    try:
+        while True:
+            conn.execute(f"PRAGMA busy_timeout = {max(0, int((deadline - time.monotonic()) * 1000))}")
+            try:
+                busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            except Exception as exc:
+                if not is_busy(exc):
+                    raise
+                busy = 1
+            if not busy:
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(0.05, left))
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")

@@ -21,7 +21,7 @@ import aiosqlite
 import anyio
 
 from ..errors import StoreUnavailable
-from .connection import connect, is_busy, sqlite_module
+from .connection import connect, is_busy, sqlite_module, truncate_wal
 from .migrations import apply_migrations
 
 log = logging.getLogger(__name__)
@@ -48,6 +48,7 @@ class Database:
         self.path = Path(path).expanduser()
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
+        self._wal_owed = False  # a forget could not empty the write-ahead log yet
 
     async def open(self) -> None:
         try:
@@ -62,6 +63,8 @@ class Database:
         self._reader = await aiosqlite.Connection(lambda: connect(self.path), iter_chunk_size=64)
 
     async def close(self) -> None:
+        if self._wal_owed and self._writer is not None:
+            await self._settle_wal(1000)
         for conn in (self._reader, self._writer):
             if conn is not None:
                 await conn.close()
@@ -84,7 +87,26 @@ class Database:
 
     async def write(self, fn: Callable[..., T], *args: Any) -> T:
         """Run `fn(conn, *args)` on the writer connection."""
-        return await self._retrying(self._writer, fn, args)
+        result = await self._retrying(self._writer, fn, args)
+        if self._wal_owed:
+            await self._settle_wal(0)
+        return result
+
+    def owe_wal_truncation(self) -> None:
+        """A forget left erased text in the write-ahead log (a reader held an older snapshot):
+        try again to empty it after each later write, and at close, without waiting."""
+        self._wal_owed = True
+
+    async def _settle_wal(self, wait_ms: int) -> None:
+        try:
+            cleared = await self._run(self._writer, truncate_wal, (wait_ms,))
+        except Exception as exc:
+            if not is_busy(exc):
+                raise
+            cleared = False
+        if cleared:
+            self._wal_owed = False
+            log.info("database %s: the write-ahead log is empty now; no copy of forgotten text is left in it", self.path)
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         """Run `fn(conn, *args)` on the reader connection (WAL: never waits for the writer)."""

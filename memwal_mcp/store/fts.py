@@ -88,9 +88,19 @@ def replace(conn: sqlite3.Connection, lane: int, rowid: int, body: str) -> None:
     conn.execute(f"INSERT INTO {name} (rowid, body, lane) VALUES (?, ?, ?)", (rowid, body, lane_token(lane)))
 
 
+def _ensure_secure_delete(conn: sqlite3.Connection, name: str) -> None:
+    """Turn the option on for a table made before this SQLite had it (create() sets it on new
+    ones): without it a deleted row's terms stay in the index until segments merge."""
+    row = conn.execute(f"SELECT v FROM {name}_config WHERE k = 'secure-delete'").fetchone()
+    if not row or not row[0]:
+        conn.execute(f"INSERT INTO {name} ({name}, rank) VALUES ('secure-delete', 1)")
+
+
 def remove(conn: sqlite3.Connection, lane: int, rowids: Sequence[int], optimize: bool = False) -> None:
     """Drop rows; `optimize` merges the index so deleted terms leave it (without secure-delete)."""
     name = _table(conn, lane)
+    if not optimize and secure_delete_supported(conn):
+        _ensure_secure_delete(conn, name)
     conn.executemany(f"DELETE FROM {name} WHERE rowid = ?", [(rowid,) for rowid in rowids])
     if optimize:
         conn.execute(f"INSERT INTO {name} ({name}) VALUES ('optimize')")

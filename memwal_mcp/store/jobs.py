@@ -85,7 +85,11 @@ def insert_job(
                 f"SELECT {_JOB_COLUMNS} FROM remember_jobs WHERE owner = ? AND idempotency_key = ?",
                 (owner, idempotency_key),
             ).fetchone()
-            if row:
+            if row and row[7] == "forgotten":
+                # Erased before forget released keys (older versions): its text is gone, so the
+                # key names nothing kept any more; this call files the fact anew.
+                conn.execute("UPDATE remember_jobs SET idempotency_key = NULL WHERE id = ?", (row[0],))
+            elif row:
                 return _job(row), True
         lane = ensure_lane(conn, owner, namespace)
         job_id = new_job_id()
@@ -202,12 +206,20 @@ def next_batch(conn: sqlite3.Connection, lane: int, limit: int, now: float, afte
     return [QueuedJob(*row) for row in rows]
 
 
+class JobWithdrawn(Exception):
+    """The job left the queue while a worker curated it (a forget erased it): roll back what
+    was written for it, or the forgotten text would come back as a memory."""
+
+
 def mark_done(conn: sqlite3.Connection, job_id: str, decision: str, memory_id: str, now: float) -> None:
-    conn.execute(
+    """Call in the transaction that applied the job, so a job erased meanwhile rolls it back."""
+    done = conn.execute(
         "UPDATE remember_jobs SET status = 'done', decision = ?, memory_id = ?, error = NULL, updated_at = ?"
         " WHERE id = ? AND status = 'queued'",
         (decision, memory_id, now, job_id),
-    )
+    ).rowcount
+    if done != 1:
+        raise JobWithdrawn(f"job {job_id} left the queue while it was curated; nothing of it is applied")
 
 
 def mark_attempt_failed(

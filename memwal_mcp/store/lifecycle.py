@@ -1,28 +1,35 @@
 """Forget and undo: the two operations that change history on purpose.
 
 Forget erases content -- the memory's body, its previous bodies, the text of every
-job that ended in it, and of memories a CONSOLIDATE folded into it -- and leaves a
-tombstone. With secure_delete on (connection.py) and FTS5's secure-delete option,
-the erased text does not linger in free pages or in the full-text index.
+job that ended in it, of memories a CONSOLIDATE folded into it, and of queued jobs
+repeating any of that text -- and leaves a tombstone. With secure_delete on
+(connection.py) and FTS5's secure-delete option, the erased text does not linger in
+free pages or in the full-text index; a TRUNCATE checkpoint then removes the older
+copies the write-ahead log still holds.
 Undo restores the body a memory had before its last change, as a new revision.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import InvalidInput, NotFound
-from ..normalize import norm_key
+from ..normalize import norm_key, normalize_text
 from . import fts, memories
+from .connection import BUSY_TIMEOUT_MS, truncate_wal
 from .database import transaction
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
 class Forgotten:
     memory_ids: tuple[str, ...]  # the memory and those folded into it
-    jobs: int
+    jobs: int  # jobs erased: those that ended in these memories and queued repeats of their text
+    wal_cleared: bool = True  # False: a reader kept the write-ahead log from being emptied
 
 
 def _folded_into(conn: sqlite3.Connection, memory_id: str) -> list[tuple[int, str]]:
@@ -42,14 +49,64 @@ def _folded_into(conn: sqlite3.Connection, memory_id: str) -> list[tuple[int, st
     return found
 
 
-def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str) -> Forgotten:
+def _queued_repeats(conn: sqlite3.Connection, owner: str, ids: list[str], rowids: list[int]) -> list[int]:
+    """Seqs of queued jobs whose normalized text equals any text being erased, in that text's lane.
+
+    Without this, a repeat filed just before the forget (or one a worker has read but not
+    applied yet) would be curated after it, into a new memory: the fact forgotten, back.
+    """
+    row_marks, id_marks = ",".join("?" * len(rowids)), ",".join("?" * len(ids))
+    texts = conn.execute(
+        f"SELECT lane_id, body FROM memories WHERE rowid IN ({row_marks})"
+        f" UNION ALL SELECT m.lane_id, r.body FROM memory_revisions r JOIN memories m ON m.rowid = r.memory_rowid"
+        f"  WHERE r.memory_rowid IN ({row_marks})"
+        f" UNION ALL SELECT lane_id, text FROM remember_jobs WHERE owner = ? AND memory_id IN ({id_marks})",
+        (*rowids, *rowids, owner, *ids),
+    ).fetchall()
+    erased = {(lane, normalize_text(text)) for lane, text in texts}
+    lanes = sorted({lane for lane, _ in erased})
+    queued = conn.execute(
+        f"SELECT seq, lane_id, text FROM remember_jobs WHERE lane_id IN ({','.join('?' * len(lanes))})"
+        " AND status = 'queued'",
+        lanes,
+    ).fetchall()
+    return [seq for seq, lane, text in queued if (lane, normalize_text(text)) in erased]
+
+
+def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten:
+    """Erase the memory and what it holds in one transaction, then empty the write-ahead log,
+    so that when this returns no file holds the text (a SIGKILL right after changes nothing).
+
+    A memory merged into another is refused unless `retired_too` (an import replaying the
+    tombstones of the database it came from)."""
+    done = _erase(conn, owner, memory_id, retired_too)
+    cleared = truncate_wal(conn)
+    if not cleared:
+        log.warning(
+            "forgot %s, but another connection to this database kept its write-ahead log from being emptied "
+            "within %.0f s: earlier copies of the text stay in the -wal file until the next checkpoint "
+            "(the next write of this server, or the last connection closing, retries it)",
+            memory_id, BUSY_TIMEOUT_MS / 1000,
+        )
+    return replace(done, wal_cleared=cleared)
+
+
+def _erase(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bool) -> Forgotten:
     with transaction(conn):
         row = conn.execute(
-            "SELECT namespace, status, lane_id FROM memories WHERE owner = ? AND id = ?", (owner, memory_id)
+            "SELECT namespace, status, lane_id, retired_into FROM memories WHERE owner = ? AND id = ?",
+            (owner, memory_id),
         ).fetchone()
         if row is None:
             raise NotFound(f"no memory with id {memory_id!r}")
-        namespace, status, lane = row
+        namespace, status, lane, into = row
+        if status == "retired" and not retired_too:
+            # Its text lives on in the body it was merged into: erasing only this row would
+            # report the fact forgotten while recall still finds it.
+            raise InvalidInput(
+                f"memory {memory_id!r} was merged into {into!r}, whose body holds its text: forget {into!r}, "
+                f"or undo that merge (memwal-mcp undo {into}) and then forget {memory_id!r}"
+            )
         if status == "forgotten":
             jobs = conn.execute("SELECT jobs FROM forgotten WHERE memory_id = ?", (memory_id,)).fetchone()
             return Forgotten((memory_id,), jobs[0] if jobs else 0)
@@ -59,11 +116,19 @@ def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str) -> Forgo
         id_marks = ",".join("?" * len(ids))
         row_marks = ",".join("?" * len(rowids))
         now = time.time()
+        repeats = _queued_repeats(conn, owner, ids, rowids)
+        # The erased jobs give up their idempotency keys: the same key later files a new fact
+        # instead of replaying a job whose text is gone.
+        erase = "text = '', decision = 'forgotten', error = NULL, idempotency_key = NULL, updated_at = ?"
         jobs = conn.execute(
-            f"UPDATE remember_jobs SET text = '', decision = 'forgotten', error = NULL, updated_at = ?"
-            f" WHERE owner = ? AND memory_id IN ({id_marks})",
-            (now, owner, *ids),
+            f"UPDATE remember_jobs SET {erase} WHERE owner = ? AND memory_id IN ({id_marks})", (now, owner, *ids)
         ).rowcount
+        if repeats:
+            jobs += conn.execute(
+                f"UPDATE remember_jobs SET {erase}, status = 'done', memory_id = ?"
+                f" WHERE status = 'queued' AND seq IN ({','.join('?' * len(repeats))})",
+                (now, memory_id, *repeats),
+            ).rowcount
         conn.execute(f"DELETE FROM memory_revisions WHERE memory_rowid IN ({row_marks})", rowids)
         conn.execute(f"DELETE FROM deferred_nominations WHERE memory_rowid IN ({row_marks})", rowids)
         # Memories folded together belong to one owner, so one full-text table holds them all.

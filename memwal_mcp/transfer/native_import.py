@@ -123,7 +123,7 @@ async def _write(
     except InvalidInput as exc:
         raise InvalidInput(f"{path}, lines {lines[0]}-{lines[1]}: {exc}") from exc
     for owner, memory_id in outcome.to_forget:
-        await service.forget(owner, memory_id)
+        await service.forget(owner, memory_id, retired_too=True)  # the source forgot it: so must this one
     added.update(outcome.added)
     skipped.update(outcome.skipped)
 

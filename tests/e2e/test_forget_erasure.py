@@ -1,0 +1,205 @@
+"""Forget leaves the text in no file: not the database, not `-wal` or `-shm`, not the full-text
+index, not free pages -- while another server has the same file open, the moment forget
+returns, and after the forgetting server is SIGKILLed.
+
+Every file in the database's folder is read as bytes, so nothing depends on how SQLite lays
+its pages out. Each test first checks that the text *is* in those files before the forget:
+a check that could not see the text would pass for the wrong reason.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from memwal_mcp.store.connection import connect
+from tests.e2e.conftest import MEMWAL, RawServer, base_env
+from tests.scripted_llm import Reply, ScriptedLLM
+
+WORD = "Qwzxplorf"  # porter stemming leaves it as it is, so the index would hold it verbatim
+SECRET = f"Vault recovery phrase is kept in the grey {WORD} cabinet behind the boiler"
+# Long enough to spill into overflow pages (the database's page size is 4096 bytes).
+LONG_SECRET = f"{WORD} safe combination notes: " + " ".join(f"wheel{i} turns left then right" for i in range(600))
+KEPT = "The office plant needs water on Mondays"
+
+
+def _leaks(folder: Path, *needles: str) -> list[str]:
+    """`file: needle` for every file under `folder` that holds a needle (compared case-folded)."""
+    found = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        data = path.read_bytes().lower()
+        found += [f"{path.name}: {needle[:40]!r}" for needle in needles if needle.lower().encode() in data]
+    return found
+
+
+def _data(result: dict[str, Any]) -> dict[str, Any]:
+    assert not result.get("isError"), result
+    return result["structuredContent"]
+
+
+async def _server(env: dict[str, str], servers: list[RawServer]) -> RawServer:
+    server = await RawServer.start(env)
+    servers.append(server)
+    await server.initialize()
+    return server
+
+
+async def test_forget_leaves_no_copy_in_any_file_while_another_server_has_it_open(tmp_path: Path, raw_servers):
+    db = tmp_path / "data" / "memwal.db"
+    env = base_env(tmp_path, db)
+    forgetting = await _server(env, raw_servers)
+    other = await _server(env, raw_servers)
+
+    first = _data(await forgetting.call_tool("memwal_remember", {"text": SECRET, "wait_ms": 15000}))
+    again = _data(await forgetting.call_tool("memwal_remember", {"text": "  " + SECRET.upper(), "wait_ms": 15000}))
+    assert again["decision"] == "occurrence" and again["memory_id"] == first["memory_id"]
+    long = _data(await forgetting.call_tool("memwal_remember", {"text": LONG_SECRET, "wait_ms": 15000}))
+    _data(await forgetting.call_tool("memwal_remember", {"text": KEPT, "wait_ms": 15000}))
+    # The other server reads the file too, so it holds it open (and its view of the WAL) from now on.
+    seen = _data(await other.call_tool("memwal_recall", {"query": f"{WORD} cabinet", "limit": 5}))
+    assert SECRET in [hit["text"] for hit in seen["hits"]]
+    assert _leaks(db.parent, SECRET, WORD), "the check must see the text before the forget"
+
+    erased = _data(await forgetting.call_tool("memwal_forget", {"memory_id": first["memory_id"]}))
+    assert erased["erased_jobs"] == 2
+    _data(await forgetting.call_tool("memwal_forget", {"memory_id": long["memory_id"]}))
+    assert _leaks(db.parent, SECRET, LONG_SECRET[:60], WORD) == []
+
+    await forgetting.kill()
+    assert _leaks(db.parent, SECRET, LONG_SECRET[:60], WORD) == []
+    # The other server goes on serving the same file, without the forgotten facts.
+    found = _data(await other.call_tool("memwal_recall", {"query": f"{WORD} cabinet safe", "limit": 5}))
+    assert [hit["text"] for hit in found["hits"]] == [KEPT] or all(WORD not in hit["text"] for hit in found["hits"])
+    assert _leaks(db.parent, SECRET, WORD) == []
+
+
+PEANUTS = [
+    f"The user is allergic to peanuts ({WORD} clinic)",
+    f"User has a peanut allergy, says the {WORD} clinic",
+    f"The user has an allergy to peanuts per the {WORD} clinic",
+]
+MERGED = f"The user is allergic to peanuts: a peanut allergy, an allergy to peanuts ({WORD} clinic)."
+
+
+async def test_forget_erases_revisions_and_merged_memories_from_every_file(tmp_path: Path, raw_servers):
+    """A memory that a CONSOLIDATE made from three others (their bodies are revisions and
+    retired memories now, their jobs point at it): forgetting it leaves none of them."""
+    asked = []
+
+    def script(request: dict) -> Reply:
+        asked.append(request)
+        shown = re.findall(r"^\[(C\d+)\]", request["messages"][1]["content"], re.M)
+        if len(shown) < 2:
+            return Reply("CREATE")
+        return Reply(f"CONSOLIDATE {' '.join(shown)}\n---\n{MERGED}")
+
+    db = tmp_path / "data" / "memwal.db"
+    with ScriptedLLM(script) as llm:
+        env = base_env(tmp_path, db, MEMWAL_LLM__BASE_URL=llm.base_url, MEMWAL_LLM__MODEL="scripted")
+        forgetting = await _server(env, raw_servers)
+        other = await _server(env, raw_servers)
+        outcomes = [_data(await forgetting.call_tool("memwal_remember", {"text": text, "wait_ms": 20000}))
+                    for text in PEANUTS]
+        assert outcomes[-1]["decision"] == "consolidated", (outcomes, asked)
+        merged_id = outcomes[-1]["memory_id"]
+        history = _data(await other.call_tool("memwal_history", {"memory_id": merged_id}))
+        assert history["revisions"] and history["merged_from"], history
+        assert _leaks(db.parent, *PEANUTS, WORD)
+        # One of the merged memories alone cannot be forgotten: its text lives on in the merged body.
+        refused = await forgetting.call_tool("memwal_forget", {"memory_id": history["merged_from"][0]})
+        assert refused.get("isError") and f"merged into {merged_id!r}" in _text(refused), refused
+
+        erased = _data(await forgetting.call_tool("memwal_forget", {"memory_id": merged_id}))
+        assert len(erased["erased_memories"]) == 2 and erased["erased_jobs"] == 3, erased
+        assert _leaks(db.parent, *PEANUTS, MERGED, WORD) == []
+        await forgetting.kill()
+        assert _leaks(db.parent, *PEANUTS, MERGED, WORD) == []
+
+
+async def test_forget_by_query_from_the_shell_erases_the_text_while_a_server_runs(tmp_path: Path, raw_servers):
+    db = tmp_path / "data" / "memwal.db"
+    env = base_env(tmp_path, db)
+
+    async def cli(*args: str) -> str:
+        done = await anyio.run_process([str(MEMWAL), *args], env=env, check=False)
+        assert done.returncode == 0, done.stderr.decode()
+        return done.stdout.decode()
+
+    server = await _server(env, raw_servers)
+    await cli("remember", SECRET)
+    await cli("remember", KEPT)
+    seen = _data(await server.call_tool("memwal_recall", {"query": f"{WORD} cabinet", "limit": 5}))
+    assert SECRET in [hit["text"] for hit in seen["hits"]]
+    assert _leaks(db.parent, SECRET, WORD)
+
+    out = await cli("forget", "--query", SECRET, "--limit", "1", "--yes")
+    assert out.startswith("forgot m_"), out
+    assert _leaks(db.parent, SECRET, WORD) == []
+    await server.kill()
+    assert _leaks(db.parent, SECRET, WORD) == []
+
+
+def _text(result: dict[str, Any]) -> str:
+    return "\n".join(block["text"] for block in result["content"] if block.get("type") == "text")
+
+
+async def test_a_key_whose_job_was_forgotten_files_the_new_text(tmp_path: Path, raw_servers):
+    server = await _server(base_env(tmp_path, tmp_path / "data" / "memwal.db"), raw_servers)
+    first = _data(await server.call_tool(
+        "memwal_remember", {"text": "Dentist appointment on 2026-12-05", "idempotency_key": "k2", "wait_ms": 15000}))
+    _data(await server.call_tool("memwal_forget", {"memory_id": first["memory_id"]}))
+
+    reply = await server.call_tool(
+        "memwal_remember", {"text": "Dentist appointment moved to 2026-12-09", "idempotency_key": "k2", "wait_ms": 15000})
+    assert _text(reply).startswith("Remembered: "), _text(reply)
+    moved = _data(reply)
+    assert moved["replayed"] is False and moved["job_id"] != first["job_id"] and moved["decision"] == "created"
+    found = _data(await server.call_tool("memwal_recall", {"query": "dentist appointment", "limit": 5}))
+    assert [hit["text"] for hit in found["hits"]] == ["Dentist appointment moved to 2026-12-09"]
+    # A live job keeps its key: other text under it is still refused.
+    refused = await server.call_tool(
+        "memwal_remember", {"text": "Dentist appointment on 2026-12-05", "idempotency_key": "k2"})
+    assert refused.get("isError") and "already used" in _text(refused), refused
+
+
+async def test_a_repeat_sent_just_before_the_forget_does_not_come_back(tmp_path: Path, raw_servers):
+    server = await _server(base_env(tmp_path, tmp_path / "data" / "memwal.db"), raw_servers)
+    first = _data(await server.call_tool("memwal_remember", {"text": SECRET, "wait_ms": 15000}))
+    repeat = _data(await server.call_tool("memwal_remember", {"text": SECRET}))  # queued, or folded already
+    erased = _data(await server.call_tool("memwal_forget", {"memory_id": first["memory_id"]}))
+    assert erased["erased_jobs"] == 2
+
+    (job,) = _data(await server.call_tool(
+        "memwal_remember_status", {"job_ids": [repeat["job_id"]], "wait_ms": 15000}))["jobs"]
+    assert job["status"] == "done" and job["decision"] == "forgotten", job
+    found = _data(await server.call_tool("memwal_recall", {"query": f"{WORD} cabinet", "limit": 5}))
+    assert all(WORD not in hit["text"] for hit in found["hits"]), found
+    assert _data(await server.call_tool("memwal_list", {}))["memories"] == []
+
+
+async def test_a_reader_holding_a_snapshot_delays_the_erasure_of_the_log_and_the_log_says_so(
+    tmp_path: Path, raw_servers
+):
+    """A connection in the middle of a read pins the older WAL frames: forget still returns (after
+    a bounded wait), says in the log that -wal keeps earlier copies, and the server's next write
+    after the reader lets go empties it."""
+    db = tmp_path / "data" / "memwal.db"
+    server = await _server(base_env(tmp_path, db), raw_servers)
+    first = _data(await server.call_tool("memwal_remember", {"text": SECRET, "wait_ms": 15000}))
+    reader = connect(db)
+    try:
+        reader.execute("BEGIN")
+        assert reader.execute("SELECT COUNT(*) FROM memories").fetchone() == (1,)  # a snapshot from before the forget
+        _data(await server.call_tool("memwal_forget", {"memory_id": first["memory_id"]}))
+        with anyio.fail_after(10):  # stderr is read beside the replies: the line may trail the reply a little
+            while not any("write-ahead log" in line and first["memory_id"] in line for line in server.stderr_lines):
+                await anyio.sleep(0.05)
+        assert _leaks(db.parent, SECRET), "the pinned frames are still there: nothing can remove them yet"
+        reader.execute("COMMIT")
+    finally:
+        reader.close()
+    _data(await server.call_tool("memwal_remember", {"text": KEPT}))
+    assert _leaks(db.parent, SECRET, WORD) == []
