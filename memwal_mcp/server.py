@@ -7,7 +7,8 @@ errors become tool errors (isError) with the service's message.
 from __future__ import annotations
 
 import logging
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any, cast
 
 import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -15,10 +16,11 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import AnyHttpUrl, BaseModel, Field, ValidationError
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, ValidationError
 
 from . import __version__, validation
 from .errors import MemwalError
@@ -79,8 +81,30 @@ class _TokenVerifier:
         )
 
 
+class _LiteralArguments(FuncMetadata):
+    """Tool metadata that takes arguments as sent. The SDK's own reads a string argument as JSON
+    where the schema wants something else, so '["j_1"]' passes for a list and "null" for null."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        return data
+
+
 class _Server(MCPServer):
-    """MCPServer that words argument-type errors the way memwal's own validation does."""
+    """MCPServer with strict tool arguments, worded the way memwal's own validation words errors."""
+
+    def add_tool(self, fn: Callable[..., Any], name: str | None = None, *args: Any, **kwargs: Any) -> None:
+        """Register a tool whose arguments are strict: an unknown argument is refused, not ignored, and
+        no value is coerced ("3" or true is not an integer, "yes" is not a boolean). The input
+        schema says so (additionalProperties: false) for clients that check before sending."""
+        super().add_tool(fn, name, *args, **kwargs)
+        tool = self._tool_manager.get_tool(name or fn.__name__)
+        assert tool is not None
+        meta = tool.fn_metadata
+        strict = cast(type[ArgModelBase], type(meta.arg_model.__name__, (meta.arg_model,), {
+            "model_config": ConfigDict(extra="forbid", strict=True), "__module__": meta.arg_model.__module__}))
+        tool.fn_metadata = _LiteralArguments(arg_model=strict, output_schema=meta.output_schema,
+                                             output_model=meta.output_model, wrap_output=meta.wrap_output)
+        tool.parameters = strict.model_json_schema(by_alias=True)
 
     async def call_tool(self, name, arguments, context=None):  # type: ignore[no-untyped-def]
         try:
@@ -88,7 +112,9 @@ class _Server(MCPServer):
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 # The same prefix the SDK gives every other refusal of this tool.
-                message = validation.argument_errors(exc.__cause__.errors())
+                tool = self._tool_manager.get_tool(name)
+                known = list(tool.parameters.get("properties", {})) if tool is not None else None
+                message = validation.argument_errors(exc.__cause__.errors(), known)
                 raise ToolError(f"Error executing tool {name}: {message}") from exc.__cause__
             raise
 

@@ -203,29 +203,66 @@ def cursor(value: object) -> tuple[float, str] | None:
 
 _KINDS = {
     "string": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
-    "list": "a list", "dict": "an object", "missing": None,
+    "list": "a list", "dict": "an object",
 }
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
+_MOST_PROBLEMS = 5  # a call with fifty unknown arguments gets a sentence, not fifty
 
 
-def argument_errors(errors: list[dict]) -> str:
-    """One line naming each argument of the wrong type, from pydantic's error list.
+def _json_value(value: object, width: int = 40) -> str:
+    """A JSON caller's value in its own notation (true, null, "3"), cut short; ASCII, so a lone
+    surrogate shows as its escape instead of breaking the reply's encoding."""
+    import json
 
-    The MCP SDK checks argument types against the tool's schema before memwal sees
-    them; its own message is a multi-line pydantic dump with a URL. This says the same
-    in the words the rest of memwal uses ("text must be a string").
+    if isinstance(value, str) and len(value) > width:
+        value = value[:width]
+    try:
+        shown = json.dumps(value, ensure_ascii=True)
+    except (TypeError, ValueError, RecursionError):  # not JSON, or an int too long to print
+        return show(value, width)
+    return shown if len(shown) <= width else shown[: width - 3] + "..."
+
+
+def _argument_name(loc: tuple[object, ...]) -> str:
+    parts = []
+    for part in loc:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        else:
+            name = str(part)
+            parts.append(("." if parts else "") + (name if _PLAIN_NAME.fullmatch(name) else _json_value(name)))
+    return "".join(parts)
+
+
+def argument_errors(errors: list[dict], arguments: list[str] | None = None) -> str:
+    """One line naming each argument that is unknown, missing or of the wrong type, from pydantic's
+    error list; `arguments` are the tool's own, listed after an unknown one.
+
+    The MCP SDK checks arguments against the tool's schema before memwal sees them; its own
+    message is a multi-line pydantic dump with a URL. This says the same in the words the
+    rest of memwal uses ("text must be a string, got 5").
     """
     said: list[str] = []
+    unknown = False
     for error in errors:
-        where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.get("loc", ()))
-        name = where.lstrip(".") or "arguments"
+        loc = tuple(error.get("loc", ()))
+        name = _argument_name(loc)
         kind = str(error.get("type", ""))
         if kind == "missing":
             line = f"{name} is required"
         elif kind == "extra_forbidden":
-            line = f"{name} is not an argument of this tool"
+            line, unknown = f"{name} is not an argument of this tool", True
+        elif kind == "string_unicode":  # a lone surrogate where pydantic needed real text: a key
+            line = f"{name} is not valid Unicode (a lone surrogate)" if loc else (
+                "an argument name is not valid Unicode (a lone surrogate)")
         else:
             expected = next((word for key, word in _KINDS.items() if kind.startswith(key)), None)
-            line = f"{name} must be {expected}" if expected else f"{name} is not valid"
+            got = f", got {_json_value(error['input'])}" if "input" in error else ""
+            line = f"{name or 'arguments'} must be {expected}{got}" if expected else f"{name or 'arguments'} is not valid"
         if line not in said:
             said.append(line)
+    if len(said) > _MOST_PROBLEMS:
+        said[_MOST_PROBLEMS:] = [f"and {len(said) - _MOST_PROBLEMS} more"]
+    if unknown and arguments:
+        said.append(f"the arguments are {', '.join(arguments)}")
     return "; ".join(said) or "the arguments do not match the tool's schema"
