@@ -14,12 +14,14 @@ import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
-from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import INVALID_PARAMS, PARSE_ERROR, CallToolResult, ErrorData, JSONRPCError, TextContent, ToolAnnotations
 from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, ValidationError
 
 from . import __version__, validation
@@ -39,7 +41,8 @@ from .schemas import (
     list_text,
 )
 from .service import MemoryService
-from .stdio_replies import reply_to_unparseable
+from .stdio_guard import reserve_stdin_for_protocol, reserve_stdout_for_protocol
+from .stdio_replies import Reply, encode, line_too_long, parse_line
 from .tokens import Principal, TokenRegistry
 
 log = logging.getLogger(__name__)
@@ -81,6 +84,25 @@ class _TokenVerifier:
         )
 
 
+class _ExplainUninitialized:
+    """Middleware: the SDK refuses a request before `initialize` as "Invalid request parameters" with
+    empty data, which tells a client nothing; this says what is wrong and what to do."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        try:
+            return await call_next(ctx)
+        except MCPError as exc:
+            gate = exc.code == INVALID_PARAMS and exc.data == "" and exc.message == "Invalid request parameters"
+            if gate and ctx.method != "initialize" and ctx.session.client_params is None:
+                raise MCPError(
+                    code=INVALID_PARAMS,
+                    message=f"Invalid request parameters: {ctx.method} came before initialize; "
+                            "send initialize first (then notifications/initialized)",
+                    data="send initialize first",
+                ) from exc
+            raise
+
+
 class _LiteralArguments(FuncMetadata):
     """Tool metadata that takes arguments as sent. The SDK's own reads a string argument as JSON
     where the schema wants something else, so '["j_1"]' passes for a list and "null" for null."""
@@ -90,7 +112,12 @@ class _LiteralArguments(FuncMetadata):
 
 
 class _Server(MCPServer):
-    """MCPServer with strict tool arguments, worded the way memwal's own validation words errors."""
+    """MCPServer with strict tool arguments worded the way memwal's own validation words errors,
+    and a stdio transport that answers every line JSON-RPC says must be answered."""
+
+    def __init__(self, *args: Any, max_line_bytes: int = DEFAULT_MAX_REQUEST_BODY_SIZE, **kwargs: Any) -> None:
+        super().__init__(*args, middleware=[_ExplainUninitialized()], **kwargs)
+        self._max_line_bytes = max_line_bytes
 
     def add_tool(self, fn: Callable[..., Any], name: str | None = None, *args: Any, **kwargs: Any) -> None:
         """Register a tool whose arguments are strict: an unknown argument is refused, not ignored, and
@@ -119,27 +146,65 @@ class _Server(MCPServer):
             raise
 
     async def run_stdio_async(self) -> None:
-        """The SDK's stdio serving, plus an error reply to request lines it cannot parse."""
-        async with stdio_server() as (read_stream, write_stream):
-            send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        """Serve over stdin and stdout, reading and writing the lines here (stdio_replies says why)."""
+        wire_in, wire_out = reserve_stdin_for_protocol(), reserve_stdout_for_protocol()
+        limit = self._max_line_bytes
+        to_session, session_in = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        session_out, to_wire = anyio.create_memory_object_stream[SessionMessage](0)
+        replies = session_out.clone()
 
-            async def answer_unparseable() -> None:
-                async with send:
-                    async for item in read_stream:
-                        if isinstance(item, Exception):
-                            reply = reply_to_unparseable(item)
-                            log.info("unparseable request line (%s); %s", type(item).__name__,
-                                     "answered" if reply else "no reply due")
-                            if reply is not None:
-                                await write_stream.send(SessionMessage(reply))
-                            continue
-                        await send.send(item)
+        def next_line() -> bytes | None:
+            """A line of at most `limit` bytes; None for a longer one (skipped); b"" at the end of input."""
+            line = wire_in.readline(limit + 1)
+            if len(line) <= limit or line.endswith(b"\n"):
+                return line
+            while (rest := wire_in.readline(1 << 16)) and not rest.endswith(b"\n"):
+                pass
+            return None
 
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(answer_unparseable)
+        async def read() -> None:
+            async with to_session, replies:
+                while (line := await anyio.to_thread.run_sync(next_line, abandon_on_cancel=True)) != b"":
+                    try:
+                        parsed = line_too_long(limit) if line is None else parse_line(line)
+                    except Exception:  # no line may stop the server
+                        log.exception("could not read a request line")
+                        parsed = Reply(JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
+                            code=PARSE_ERROR, message="Parse error: the request line could not be read")))
+                    try:
+                        if isinstance(parsed, Reply):
+                            log.info("answered a request line that cannot be served: %s", parsed.error.error.message)
+                            await replies.send(SessionMessage(parsed.error))
+                        elif parsed is not None:
+                            await to_session.send(SessionMessage(parsed))
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        return  # the session or the writer has ended: serving is over
+
+        def put(data: bytes) -> None:
+            wire_out.write(data)
+            wire_out.flush()
+
+        async def write(stop: anyio.CancelScope) -> None:
+            async with to_wire:
+                async for item in to_wire:
+                    data = encode(item.message)
+                    if data is None:
+                        continue
+                    try:
+                        await anyio.to_thread.run_sync(put, data)
+                    except OSError as exc:  # the client closed its end: nobody is left to serve
+                        log.info("stdout is closed (%s); stopping", exc)
+                        stop.cancel()
+                        return
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(write, tg.cancel_scope)
+            async with anyio.create_task_group() as serving:
+                serving.start_soon(read)
                 lowlevel = self._lowlevel_server  # what MCPServer.run_stdio_async runs, too
-                await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
-                tg.cancel_scope.cancel()
+                async with session_out:
+                    await lowlevel.run(session_in, session_out, lowlevel.create_initialization_options())
+                serving.cancel_scope.cancel()
 
 
 def build_server(
@@ -161,7 +226,9 @@ def build_server(
                 issuer_url=AnyHttpUrl(url), resource_server_url=AnyHttpUrl(url), validate_token_resource=False
             ),
         }
-    server = _Server(name="memwal", instructions=INSTRUCTIONS, version=__version__, **auth)
+    # A stdio line carries one request: the largest text, JSON-escaped, fits.
+    line_limit = max(DEFAULT_MAX_REQUEST_BODY_SIZE, 6 * service.settings.limits.max_text_bytes + 65536)
+    server = _Server(name="memwal", instructions=INSTRUCTIONS, version=__version__, max_line_bytes=line_limit, **auth)
 
     def caller(scope: str, tool: str) -> str:
         """The owner this call acts for, after the scope and rate checks."""
