@@ -7,16 +7,20 @@ errors become tool errors (isError) with the service's message.
 from __future__ import annotations
 
 import logging
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any, cast
 
 import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.stdio import stdio_server
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from mcp.types import INVALID_PARAMS, PARSE_ERROR, CallToolResult, ErrorData, JSONRPCError, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import __version__, validation
 from .errors import MemwalError
@@ -34,7 +38,8 @@ from .schemas import (
     list_text,
 )
 from .service import MemoryService
-from .stdio_replies import reply_to_unparseable
+from .stdio_guard import reserve_stdin_for_protocol, reserve_stdout_for_protocol
+from .stdio_replies import Reply, encode, line_too_long, parse_line
 from .tokens import Principal
 
 log = logging.getLogger(__name__)
@@ -58,8 +63,54 @@ def _reply(text: str, model: BaseModel) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=model.model_dump())
 
 
+class _ExplainUninitialized:
+    """Middleware: the SDK refuses a request before `initialize` as "Invalid request parameters" with
+    empty data, which tells a client nothing; this says what is wrong and what to do."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        try:
+            return await call_next(ctx)
+        except MCPError as exc:
+            gate = exc.code == INVALID_PARAMS and exc.data == "" and exc.message == "Invalid request parameters"
+            if gate and ctx.method != "initialize" and ctx.session.client_params is None:
+                raise MCPError(
+                    code=INVALID_PARAMS,
+                    message=f"Invalid request parameters: {ctx.method} came before initialize; "
+                            "send initialize first (then notifications/initialized)",
+                    data="send initialize first",
+                ) from exc
+            raise
+
+
+class _LiteralArguments(FuncMetadata):
+    """Tool metadata that takes arguments as sent. The SDK's own reads a string argument as JSON
+    where the schema wants something else, so '["j_1"]' passes for a list and "null" for null."""
+
+    def pre_parse_json(self, data: dict[str, Any]) -> dict[str, Any]:
+        return data
+
+
 class _Server(MCPServer):
-    """MCPServer that words argument-type errors the way memwal's own validation does."""
+    """MCPServer with strict tool arguments worded the way memwal's own validation words errors,
+    and a stdio transport that answers every line JSON-RPC says must be answered."""
+
+    def __init__(self, *args: Any, max_line_bytes: int = DEFAULT_MAX_REQUEST_BODY_SIZE, **kwargs: Any) -> None:
+        super().__init__(*args, middleware=[_ExplainUninitialized()], **kwargs)
+        self._max_line_bytes = max_line_bytes
+
+    def add_tool(self, fn: Callable[..., Any], name: str | None = None, *args: Any, **kwargs: Any) -> None:
+        """Register a tool whose arguments are strict: an unknown argument is refused, not ignored, and
+        no value is coerced ("3" or true is not an integer, "yes" is not a boolean). The input
+        schema says so (additionalProperties: false) for clients that check before sending."""
+        super().add_tool(fn, name, *args, **kwargs)
+        tool = self._tool_manager.get_tool(name or fn.__name__)
+        assert tool is not None
+        meta = tool.fn_metadata
+        strict = cast(type[ArgModelBase], type(meta.arg_model.__name__, (meta.arg_model,), {
+            "model_config": ConfigDict(extra="forbid", strict=True), "__module__": meta.arg_model.__module__}))
+        tool.fn_metadata = _LiteralArguments(arg_model=strict, output_schema=meta.output_schema,
+                                             output_model=meta.output_model, wrap_output=meta.wrap_output)
+        tool.parameters = strict.model_json_schema(by_alias=True)
 
     async def call_tool(self, name, arguments, context=None):  # type: ignore[no-untyped-def]
         try:
@@ -67,39 +118,81 @@ class _Server(MCPServer):
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 # The same prefix the SDK gives every other refusal of this tool.
-                message = validation.argument_errors(exc.__cause__.errors())
+                tool = self._tool_manager.get_tool(name)
+                known = list(tool.parameters.get("properties", {})) if tool is not None else None
+                message = validation.argument_errors(exc.__cause__.errors(), known)
                 raise ToolError(f"Error executing tool {name}: {message}") from exc.__cause__
             raise
 
     async def run_stdio_async(self) -> None:
-        """The SDK's stdio serving, plus an error reply to request lines it cannot parse."""
-        async with stdio_server() as (read_stream, write_stream):
-            send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        """Serve over stdin and stdout, reading and writing the lines here (stdio_replies says why)."""
+        wire_in, wire_out = reserve_stdin_for_protocol(), reserve_stdout_for_protocol()
+        limit = self._max_line_bytes
+        to_session, session_in = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        session_out, to_wire = anyio.create_memory_object_stream[SessionMessage](0)
+        replies = session_out.clone()
 
-            async def answer_unparseable() -> None:
-                async with send:
-                    async for item in read_stream:
-                        if isinstance(item, Exception):
-                            reply = reply_to_unparseable(item)
-                            log.info("unparseable request line (%s); %s", type(item).__name__,
-                                     "answered" if reply else "no reply due")
-                            if reply is not None:
-                                await write_stream.send(SessionMessage(reply))
-                            continue
-                        await send.send(item)
+        def next_line() -> bytes | None:
+            """A line of at most `limit` bytes; None for a longer one (skipped); b"" at the end of input."""
+            line = wire_in.readline(limit + 1)
+            if len(line) <= limit or line.endswith(b"\n"):
+                return line
+            while (rest := wire_in.readline(1 << 16)) and not rest.endswith(b"\n"):
+                pass
+            return None
 
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(answer_unparseable)
+        async def read() -> None:
+            async with to_session, replies:
+                while (line := await anyio.to_thread.run_sync(next_line, abandon_on_cancel=True)) != b"":
+                    try:
+                        parsed = line_too_long(limit) if line is None else parse_line(line)
+                    except Exception:  # no line may stop the server
+                        log.exception("could not read a request line")
+                        parsed = Reply(JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
+                            code=PARSE_ERROR, message="Parse error: the request line could not be read")))
+                    try:
+                        if isinstance(parsed, Reply):
+                            log.info("answered a request line that cannot be served: %s", parsed.error.error.message)
+                            await replies.send(SessionMessage(parsed.error))
+                        elif parsed is not None:
+                            await to_session.send(SessionMessage(parsed))
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        return  # the session or the writer has ended: serving is over
+
+        def put(data: bytes) -> None:
+            wire_out.write(data)
+            wire_out.flush()
+
+        async def write(stop: anyio.CancelScope) -> None:
+            async with to_wire:
+                async for item in to_wire:
+                    data = encode(item.message)
+                    if data is None:
+                        continue
+                    try:
+                        await anyio.to_thread.run_sync(put, data)
+                    except OSError as exc:  # the client closed its end: nobody is left to serve
+                        log.info("stdout is closed (%s); stopping", exc)
+                        stop.cancel()
+                        return
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(write, tg.cancel_scope)
+            async with anyio.create_task_group() as serving:
+                serving.start_soon(read)
                 lowlevel = self._lowlevel_server  # what MCPServer.run_stdio_async runs, too
-                await lowlevel.run(receive, write_stream, lowlevel.create_initialization_options())
-                tg.cancel_scope.cancel()
+                async with session_out:
+                    await lowlevel.run(session_in, session_out, lowlevel.create_initialization_options())
+                serving.cancel_scope.cancel()
 
 
 def build_server(service: MemoryService, owner: str) -> MCPServer:
     """An MCPServer whose tools act for the caller's token owner, or for `owner` when
     there is no token (stdio, or an HTTP server while no token exists). Over HTTP,
     http_app.HttpGate authenticates and rate-limits every request before it gets here."""
-    server = _Server(name="memwal", instructions=INSTRUCTIONS, version=__version__)
+    # A stdio line carries one request: the largest text, JSON-escaped, fits.
+    line_limit = max(DEFAULT_MAX_REQUEST_BODY_SIZE, 6 * service.settings.limits.max_text_bytes + 65536)
+    server = _Server(name="memwal", instructions=INSTRUCTIONS, version=__version__, max_line_bytes=line_limit)
 
     def caller(scope: str, tool: str) -> str:
         """The owner this call acts for, after the scope check."""

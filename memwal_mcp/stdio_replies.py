@@ -1,71 +1,215 @@
-"""Answer the stdio request lines the MCP SDK cannot parse, instead of leaving the client waiting.
+"""Turn each stdio line into a message to serve, an error reply, or nothing; and messages into lines.
 
-mcp's stdio transport hands a line that fails JSON-RPC parsing to the session as an
-exception, and the session drops it: a client that sent, say, a lone surrogate escape
-("\\ud800", valid JSON but not Unicode text) waits for a reply until its own timeout.
-JSON-RPC 2.0 asks for an error response: Parse error (-32700, id null) for a line that
-is not JSON, Invalid Request (-32600) for JSON that is not a request, and here Invalid
-params (-32602) with the request's own id for text that is not Unicode.
+memwal reads the wire itself instead of through the MCP SDK's stdio reader, which loses
+what JSON-RPC 2.0 says must be answered:
+- a line it cannot parse reaches the session as an exception and is dropped, so the client
+  waits for a reply until its own timeout (a line that is not JSON or not UTF-8, JSON
+  nested deeper than the parser allows);
+- a request whose id is not a string or an integer (null, 1.5, true, [1], {}) parses as a
+  notification and gets no reply at all;
+- a lone surrogate escape ("\\ud800") is valid JSON but not Unicode text, and the SDK's
+  parser refuses the whole line. Python's parser reads it, so the request is served and
+  the tool refuses the argument by name, as any other bad input.
+And a reply that cannot be encoded (it repeats a lone surrogate the request carried) is
+replaced by an error for the same request, instead of stopping the writer.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+from dataclasses import dataclass
 from typing import Any
 
-from mcp.types import PARSE_ERROR, ErrorData, JSONRPCError
+import pydantic_core
+from mcp.types import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCResponse,
+    jsonrpc_message_adapter,
+)
 from pydantic import ValidationError
 
-INVALID_REQUEST = -32600
-INVALID_PARAMS = -32602
+log = logging.getLogger(__name__)
+
+# Deepest nesting of arrays and objects a request may have: what the SDK's (pydantic's) JSON
+# parser accepts, so stdio and HTTP refuse the same requests.
+MAX_DEPTH = 201
 
 
-def _rejected(exc: Exception) -> tuple[str | None, Any]:
-    """(the line if it is not JSON, else None; the message the parser rejected, or None).
 
-    pydantic gives the raw line as the input of a JSON error, and the whole message as
-    the input of a missing-field error.
-    """
-    errors = exc.errors() if isinstance(exc, ValidationError) else []
-    for error in errors:
-        if error.get("type") == "json_invalid" and isinstance(error.get("input"), (str, bytes)):
-            return error["input"], None
-    messages = [error["input"] for error in errors if isinstance(error.get("input"), dict)]
-    if messages:
-        return None, max(messages, key=len)
-    top = [error.get("input") for error in errors if not error.get("loc")]
-    return None, top[0] if top else None
+@dataclass(frozen=True)
+class Reply:
+    """The error to send back instead of serving a line (a JSONRPCError alone could be the client's
+    own error reply to a server request, which is served)."""
+
+    error: JSONRPCError
 
 
-def _is_text(value: Any) -> bool:
+Parsed = JSONRPCMessage | Reply | None
+
+
+def _error(request_id: Any, code: int, message: str) -> Reply:
+    return Reply(JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(code=code, message=message)))
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, (int, str)) and not isinstance(value, bool)
+
+
+def _shown(value: Any) -> str:
     try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        text = json.dumps(value, ensure_ascii=True)
+    except ValueError:  # holds an integer too long to print
+        return "a value with a very large number"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _too_deep() -> Reply:
+    return _error(None, PARSE_ERROR, f"Parse error: the request nests arrays and objects more than {MAX_DEPTH} levels deep")
+
+
+def line_too_long(limit: int) -> Reply:
+    return _error(None, INVALID_REQUEST,
+                  f"Invalid Request: the request line is longer than the limit of {limit} bytes; it was not read")
+
+
+def _depth(value: Any) -> int:
+    """How deep `value` nests, without recursion: the client decides the depth."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, level)
+            if deepest > MAX_DEPTH:
+                break
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_NOT_JSON, _TOO_DEEP = object(), object()
+
+
+def _python_json(text: str) -> Any:
+    """The value by Python's parser, which keeps lone surrogates (pydantic's refuses them)."""
+    try:
+        return json.loads(text, parse_constant=_no_constants)
+    except RecursionError:  # nested past the interpreter's limit, beyond a surrogate pydantic stopped at
+        return _TOO_DEEP
+    except ValueError:
+        return _NOT_JSON
+
+
+def _invalid(data: Any) -> Reply | None:
+    """The reply to JSON that is not a JSON-RPC message; None when none is due."""
+    if isinstance(data, list):
+        return _error(None, INVALID_REQUEST,
+                      "Invalid Request: batches (JSON arrays) are not supported; send one request object per line")
+    if not isinstance(data, dict):
+        return _error(None, INVALID_REQUEST, "Invalid Request: a JSON-RPC request must be a JSON object")
+    if "method" not in data:
+        if "result" in data or "error" in data:
+            return None  # the client's reply to a server request: a reply is never answered
+        request_id = data.get("id")
+        return _error(request_id if _valid_id(request_id) else None, INVALID_REQUEST,
+                      "Invalid Request: the message has no method (nor result or error)")
+    if "id" not in data:
+        return None  # a notification, however malformed: JSON-RPC never answers one
+    return _envelope_error(data)
+
+
+def _envelope_error(data: dict[str, Any]) -> Reply:
+    request_id = data["id"]
+    if not _valid_id(request_id):
+        got = "not null (MCP does not allow a null id)" if request_id is None else f"got {_shown(request_id)}"
+        return _error(None, INVALID_REQUEST,
+                      f"Invalid Request: id must be a string or an integer, {got}; the request was not run")
+    if data.get("jsonrpc") != "2.0":
+        problem = 'jsonrpc must be "2.0"'
+    elif not isinstance(data["method"], str):
+        problem = "method must be a string"
+    elif "params" in data and not isinstance(data["params"], dict):
+        problem = "params must be an object"
+    else:
+        problem = "not a JSON-RPC 2.0 request this server understands"
+    return _error(request_id, INVALID_REQUEST, f"Invalid Request: {problem}")
+
+
+def _served(message: JSONRPCMessage, data: Any) -> JSONRPCMessage | Reply:
+    # The SDK's message types read a request with an unusable id as a notification, id dropped.
+    if isinstance(message, JSONRPCNotification) and isinstance(data, dict) and "id" in data:
+        return _envelope_error(data)
+    return message
+
+
+def _rejected_json(text: str, exc: ValidationError) -> Parsed:
+    """The line pydantic could not read as JSON: too deep, not JSON, or JSON with lone surrogates."""
+    reason = next((str(e.get("ctx", {}).get("error", "")) for e in exc.errors() if e.get("type") == "json_invalid"), "")
+    if "recursion limit" in reason:
+        return _too_deep()
+    data = _python_json(text)
+    if data is _NOT_JSON:
+        detail = f" ({reason})" if reason else ""
+        return _error(None, PARSE_ERROR, f"Parse error: the request line is not valid JSON{detail}")
+    if data is _TOO_DEEP or _depth(data) > MAX_DEPTH:
+        return _too_deep()
+    try:
+        message = jsonrpc_message_adapter.validate_python(data, by_name=False)
+    except ValidationError:
+        return _invalid(data)
+    return _served(message, data)
+
+
+def parse_line(line: bytes) -> Parsed:
+    """A message for the session, the error reply due instead, or None (nothing to serve or answer)."""
+    if not line.strip():
+        return None  # a blank line is not a message
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _error(None, PARSE_ERROR,
+                      f"Parse error: the request line is not UTF-8 (byte 0x{line[exc.start]:02X} at offset {exc.start})")
+    try:
+        message = jsonrpc_message_adapter.validate_json(text, by_name=False)
+    except ValidationError as exc:
+        if any(error.get("type") == "json_invalid" for error in exc.errors()):
+            return _rejected_json(text, exc)
+        return _invalid(pydantic_core.from_json(text))  # JSON (pydantic read it), not a message
+    if isinstance(message, JSONRPCNotification):  # rare: read it again only to see whether it had an id
+        return _served(message, pydantic_core.from_json(text))
+    return message
+
+
+def encode(message: JSONRPCMessage) -> bytes | None:
+    """The line to write for `message`; for a reply that cannot be encoded, an error for the same
+    request instead; None when there is nothing to write."""
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n"
+    except (pydantic_core.PydanticSerializationError, UnicodeEncodeError):
+        pass
+    if not isinstance(message, (JSONRPCResponse, JSONRPCError)):
+        log.warning("dropped a %s that cannot be encoded as UTF-8", type(message).__name__)
+        return None
+    request_id = message.id
+    if isinstance(request_id, str) and not _is_text(request_id):
+        request_id = None
+    return encode(_error(request_id, INVALID_PARAMS,
+                         "Invalid params: the reply would repeat a lone UTF-16 surrogate escape (such as \\ud800) "
+                         "from the request, which is not Unicode text; remove or replace it").error)
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
     except UnicodeEncodeError:
         return False
     return True
-
-
-def reply_to_unparseable(exc: Exception) -> JSONRPCError | None:
-    """The error response for a line the SDK rejected; None when no reply is due (a notification)."""
-    line, data = _rejected(exc)
-    if line is not None:
-        try:
-            data = json.loads(line)
-        except ValueError:
-            return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
-                code=PARSE_ERROR, message="Parse error: the request line is not valid JSON"))
-    if not isinstance(data, dict):
-        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
-            code=INVALID_REQUEST, message="Invalid Request: a JSON-RPC request must be a JSON object"))
-    if "id" not in data or "method" not in data:
-        return None  # a notification, or the client's reply to a server request: nothing to answer
-    request_id = data["id"]
-    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
-        request_id = None
-    if not _is_text(data):
-        return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(
-            code=INVALID_PARAMS,
-            message="Invalid params: the request contains a lone UTF-16 surrogate escape (such as \\ud800), "
-                    "which is not Unicode text; remove or replace it"))
-    return JSONRPCError(jsonrpc="2.0", id=request_id, error=ErrorData(
-        code=INVALID_REQUEST, message="Invalid Request: not a JSON-RPC 2.0 request this server understands"))

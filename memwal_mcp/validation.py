@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from .errors import InvalidInput
+from .normalize import has_visible_content
 
 _NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}$")
-_ALLOWED_CONTROLS = {"\t", "\n", "\r"}
 MAX_WAIT_MS = 30_000
 MAX_LIMIT = 100
 MAX_JOB_IDS = 50
@@ -29,40 +28,53 @@ def show(value: object, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def _check_chars(name: str, value: str, allow_newlines: bool = True) -> None:
-    for position, char in enumerate(value):
-        if 0xD800 <= ord(char) <= 0xDFFF:
-            raise InvalidInput(
-                f"{name} is not valid Unicode: lone surrogate U+{ord(char):04X} at position {position}"
-            )
-        if unicodedata.category(char) == "Cc" and not (allow_newlines and char in _ALLOWED_CONTROLS):
-            raise InvalidInput(
-                f"{name} contains the control character U+{ord(char):04X} at position {position}; remove it"
-            )
+# The character policy, the same for every text argument. Refused: lone surrogates (not
+# Unicode text), every C0 control but tab and newline (so carriage return too: a stored
+# "a\rb" prints as "b"), DEL and the C1 controls. Line and paragraph separators (U+2028,
+# U+2029) are line breaks like newline: allowed where newlines are. A one-line value (an
+# idempotency key) takes no tab, newline or separator either.
+_REFUSED = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_REFUSED_IN_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
-def text(value: object, max_bytes: int, name: str = "text", hint: str = "give the fact to remember") -> str:
+def _check_chars(name: str, value: str, one_line: bool = False) -> None:
+    found = (_REFUSED_IN_ONE_LINE if one_line else _REFUSED).search(value)
+    if found is None:
+        return
+    char, position = found.group(), found.start()
+    if 0xD800 <= ord(char) <= 0xDFFF:
+        raise InvalidInput(f"{name} is not valid Unicode: lone surrogate U+{ord(char):04X} at position {position}")
+    kind = "line separator" if char in "\u2028\u2029" else "control character"
+    fix = " (use \\n alone for line breaks)" if char == "\r" and not one_line else ""
+    raise InvalidInput(f"{name} contains the {kind} U+{ord(char):04X} at position {position}; remove it{fix}")
+
+
+def text(
+    value: object,
+    max_bytes: int,
+    name: str = "text",
+    hint: str = "give the fact to remember",
+    shorten: str = "split it into smaller facts",
+) -> str:
+    """A text argument: a string with something visible in it, within `max_bytes` of UTF-8."""
     if not isinstance(value, str):
         raise InvalidInput(f"{name} must be a string")
+    size = len(value.encode("utf-8", "surrogatepass"))  # a lone surrogate is refused below, by name
+    if size > max_bytes:
+        raise InvalidInput(f"{name} is {size} bytes; the limit is {max_bytes} bytes ({shorten})")
+    _check_chars(name, value)  # before the blank check: "\x85" is whitespace to str.strip()
     if not value.strip():
         raise InvalidInput(f"{name} is empty; {hint}")
-    _check_chars(name, value)
-    size = len(value.encode("utf-8"))
-    if size > max_bytes:
-        raise InvalidInput(f"{name} is {size} bytes; the limit is {max_bytes} bytes (split it into smaller facts)")
+    if not has_visible_content(value):
+        raise InvalidInput(
+            f"{name} has nothing visible in it (only spaces, zero-width or text-direction characters); {hint}"
+        )
     return value
 
 
 def query(value: object, max_bytes: int) -> str:
-    """A search query. Unlike stored text, odd characters are not refused: control characters
-    and lone surrogates become spaces, since nothing is stored and any text is a fair question."""
-    if not isinstance(value, str):
-        raise InvalidInput("query must be a string")
-    cleaned = "".join(
-        " " if 0xD800 <= ord(c) <= 0xDFFF or (unicodedata.category(c) == "Cc" and c not in _ALLOWED_CONTROLS) else c
-        for c in value
-    )
-    return text(cleaned, max_bytes, name="query", hint="say what to search for")
+    """A search query: the same characters as stored text, since nothing else could match one."""
+    return text(value, max_bytes, name="query", hint="say what to search for", shorten="shorten the query")
 
 
 def namespace(value: object) -> str:
@@ -79,11 +91,15 @@ def namespace(value: object) -> str:
 def idempotency_key(value: object) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(value, str):
         raise InvalidInput("idempotency_key must be a non-empty string (or omitted)")
     if len(value) > MAX_KEY_CHARS:
         raise InvalidInput(f"idempotency_key is {len(value)} characters; the limit is {MAX_KEY_CHARS}")
-    _check_chars("idempotency_key", value, allow_newlines=False)
+    _check_chars("idempotency_key", value, one_line=True)
+    if not value.strip():
+        raise InvalidInput("idempotency_key must be a non-empty string (or omitted)")
+    if not has_visible_content(value):
+        raise InvalidInput("idempotency_key has nothing visible in it; send a key a person can read, or omit it")
     return value
 
 
@@ -187,29 +203,66 @@ def cursor(value: object) -> tuple[float, str] | None:
 
 _KINDS = {
     "string": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
-    "list": "a list", "dict": "an object", "missing": None,
+    "list": "a list", "dict": "an object",
 }
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
+_MOST_PROBLEMS = 5  # a call with fifty unknown arguments gets a sentence, not fifty
 
 
-def argument_errors(errors: list[dict]) -> str:
-    """One line naming each argument of the wrong type, from pydantic's error list.
+def _json_value(value: object, width: int = 40) -> str:
+    """A JSON caller's value in its own notation (true, null, "3"), cut short; ASCII, so a lone
+    surrogate shows as its escape instead of breaking the reply's encoding."""
+    import json
 
-    The MCP SDK checks argument types against the tool's schema before memwal sees
-    them; its own message is a multi-line pydantic dump with a URL. This says the same
-    in the words the rest of memwal uses ("text must be a string").
+    if isinstance(value, str) and len(value) > width:
+        value = value[:width]
+    try:
+        shown = json.dumps(value, ensure_ascii=True)
+    except (TypeError, ValueError, RecursionError):  # not JSON, or an int too long to print
+        return show(value, width)
+    return shown if len(shown) <= width else shown[: width - 3] + "..."
+
+
+def _argument_name(loc: tuple[object, ...]) -> str:
+    parts = []
+    for part in loc:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        else:
+            name = str(part)
+            parts.append(("." if parts else "") + (name if _PLAIN_NAME.fullmatch(name) else _json_value(name)))
+    return "".join(parts)
+
+
+def argument_errors(errors: list[dict], arguments: list[str] | None = None) -> str:
+    """One line naming each argument that is unknown, missing or of the wrong type, from pydantic's
+    error list; `arguments` are the tool's own, listed after an unknown one.
+
+    The MCP SDK checks arguments against the tool's schema before memwal sees them; its own
+    message is a multi-line pydantic dump with a URL. This says the same in the words the
+    rest of memwal uses ("text must be a string, got 5").
     """
     said: list[str] = []
+    unknown = False
     for error in errors:
-        where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.get("loc", ()))
-        name = where.lstrip(".") or "arguments"
+        loc = tuple(error.get("loc", ()))
+        name = _argument_name(loc)
         kind = str(error.get("type", ""))
         if kind == "missing":
             line = f"{name} is required"
         elif kind == "extra_forbidden":
-            line = f"{name} is not an argument of this tool"
+            line, unknown = f"{name} is not an argument of this tool", True
+        elif kind == "string_unicode":  # a lone surrogate where pydantic needed real text: a key
+            line = f"{name} is not valid Unicode (a lone surrogate)" if loc else (
+                "an argument name is not valid Unicode (a lone surrogate)")
         else:
             expected = next((word for key, word in _KINDS.items() if kind.startswith(key)), None)
-            line = f"{name} must be {expected}" if expected else f"{name} is not valid"
+            got = f", got {_json_value(error['input'])}" if "input" in error else ""
+            line = f"{name or 'arguments'} must be {expected}{got}" if expected else f"{name or 'arguments'} is not valid"
         if line not in said:
             said.append(line)
+    if len(said) > _MOST_PROBLEMS:
+        said[_MOST_PROBLEMS:] = [f"and {len(said) - _MOST_PROBLEMS} more"]
+    if unknown and arguments:
+        said.append(f"the arguments are {', '.join(arguments)}")
     return "; ".join(said) or "the arguments do not match the tool's schema"

@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memwal_mcp import validation
 from memwal_mcp.errors import InvalidInput
@@ -59,9 +61,75 @@ def test_control_characters(char: str, code: str) -> None:
         validation.text(f"ab{char}cd", 1000)
 
 
-def test_tabs_and_newlines_accepted() -> None:
-    value = "line one\n\tline two\r\nline three"
+def test_tabs_newlines_and_line_separators_accepted() -> None:
+    value = "line one\n\tline two\u2028line three\u2029"
     assert validation.text(value, 1000) == value
+    assert validation.query(value, 1000) == value
+
+
+# Every C0 control but tab and newline, DEL, and every C1 control; for each text argument.
+REFUSED_CONTROLS = [chr(c) for c in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]]
+TEXT_ARGUMENTS: dict[str, Callable[[str], object]] = {
+    "text": lambda value: validation.text(value, 1000),
+    "query": lambda value: validation.query(value, 1000),
+    "idempotency_key": validation.idempotency_key,
+    "namespace": validation.namespace,
+}
+
+
+@pytest.mark.parametrize("argument", list(TEXT_ARGUMENTS))
+@pytest.mark.parametrize("char", REFUSED_CONTROLS, ids=[f"U+{ord(c):04X}" for c in REFUSED_CONTROLS])
+def test_every_refused_control_character_is_refused_by_name(argument: str, char: str) -> None:
+    with pytest.raises(InvalidInput, match=rf"^{argument} "):
+        TEXT_ARGUMENTS[argument](f"ab{char}cd")
+
+
+def test_a_carriage_return_is_refused_with_the_fix() -> None:
+    with pytest.raises(InvalidInput, match=r"^text contains the control character U\+000D at position 1; remove it "
+                                           r"\(use \\n alone for line breaks\)$"):
+        validation.text("a\rb", 1000)
+
+
+@pytest.mark.parametrize("value", ["two\nlines", "tab\there", "line\u2028separator", "para\u2029separator"])
+def test_a_key_is_one_line(value: str) -> None:
+    with pytest.raises(InvalidInput, match=r"^idempotency_key contains the (control character|line separator) U\+"):
+        validation.idempotency_key(value)
+
+
+INVISIBLE = ["\u200b\u200b", "\u202e", "\u200e\u200f", "\ufeff", "\u2060 \u200d", "\u00ad", "\u3164", "\ufe0f",
+             "\U000e0041\U000e007f", "\u2800\u2800", " \u200b\n\u2028"]
+
+
+@pytest.mark.parametrize("value", INVISIBLE, ids=[ascii(v) for v in INVISIBLE])
+def test_text_with_nothing_visible_is_refused_naming_the_argument(value: str) -> None:
+    with pytest.raises(InvalidInput, match=r"^text has nothing visible in it .*; give the fact to remember$"):
+        validation.text(value, 1000)
+    with pytest.raises(InvalidInput, match=r"^query has nothing visible in it .*; say what to search for$"):
+        validation.query(value, 1000)
+    if not any(c in value for c in "\n\u2028 "):
+        with pytest.raises(InvalidInput, match=r"^idempotency_key has nothing visible in it"):
+            validation.idempotency_key(value)
+
+
+@pytest.mark.parametrize("value", ["\u202eevil override", "zero\u200bwidth", "\ufeffBOM-led fact", "\u0301", "\ue000"])
+def test_invisible_characters_beside_visible_ones_are_kept(value: str) -> None:
+    assert validation.text(value, 1000) == value
+
+
+# Letters and symbols that render blank (Hangul fillers, the blank Braille cell) are left out: they are not content.
+@given(st.text(st.characters(categories=("L", "N", "P", "S"), exclude_characters="\u115f\u1160\u3164\uffa0\u2800"),
+               min_size=1, max_size=20),
+       st.text(st.sampled_from(["\u200b", "\u202e", " ", "\n", "\ufeff", "\u2060"]), max_size=5))
+def test_any_letter_digit_punctuation_or_symbol_is_visible_content(visible: str, invisible: str) -> None:
+    value = invisible + visible + invisible
+    assert validation.text(value, 10_000) == value
+    with pytest.raises(InvalidInput, match=r"^text (is empty|has nothing visible)"):
+        validation.text(invisible or " ", 10_000)
+
+
+def test_a_long_query_is_told_to_shorten_not_to_split_facts() -> None:
+    with pytest.raises(InvalidInput, match=r"^query is 101 bytes; the limit is 100 bytes \(shorten the query\)$"):
+        validation.query("q" * 101, 100)
 
 
 @pytest.mark.parametrize("value", [123, None, b"bytes", ["a list"], 1.5])
@@ -103,11 +171,16 @@ def test_invalid_min_score(value: object) -> None:
         validation.min_score(value)
 
 
-async def test_a_query_with_control_characters_or_surrogates_still_searches(service) -> None:
+async def test_a_query_is_held_to_the_same_characters_as_stored_text(service) -> None:
+    """A query with characters no stored text can hold is refused, naming it, as the text would be."""
     await service.remember(OWNER, "The backup runs at midnight", wait_ms=10000)
-    for query in ["backup\x00 midnight", "\x1b[31mbackup\x1b[0m", "backup \ud800 midnight"]:
-        result = await service.recall(OWNER, query, limit=1)
-        assert result.hits[0].text == "The backup runs at midnight"
+    for query, problem in [("backup\x00 midnight", r"control character U\+0000 at position 6"),
+                           ("\x1b[31mbackup\x1b[0m", r"control character U\+001B at position 0"),
+                           ("backup \ud800 midnight", r"not valid Unicode: lone surrogate U\+D800 at position 7"),
+                           ("backup\r\nmidnight", r"control character U\+000D at position 6")]:
+        with pytest.raises(InvalidInput, match=rf"^query (is|contains the) .*{problem}"):
+            await service.recall(OWNER, query, limit=1)
+    assert (await service.recall(OWNER, "backup\tmidnight", limit=1)).hits[0].text == "The backup runs at midnight"
 
 
 @pytest.mark.parametrize("value", [10**400, -(10**400)], ids=["1e400", "-1e400"])
@@ -193,7 +266,14 @@ BAD_CALLS: dict[str, tuple[BadCall, str]] = {
     "idempotency_key": (lambda s: s.remember(OWNER, GOOD, idempotency_key=""), r"^idempotency_key must be"),
     "empty query": (lambda s: s.recall(OWNER, "  "), r"^query is empty"),
     "query too long": (lambda s: s.recall(OWNER, "q" * 4097), r"^query is 4097 bytes; the limit is 4096 bytes"),
-    "query only control characters": (lambda s: s.recall(OWNER, "\x00\x1b"), r"^query is empty"),
+    "query only control characters": (lambda s: s.recall(OWNER, "\x00\x1b"), r"^query contains the control character"),
+    "query too long, in query words": (lambda s: s.recall(OWNER, "q" * 4097), r"\(shorten the query\)$"),
+    "carriage return": (lambda s: s.remember(OWNER, "a\rb"), r"^text contains the control character U\+000D"),
+    "zero-width text": (lambda s: s.remember(OWNER, "\u200b\u200b"), r"^text has nothing visible"),
+    "bidi-only text": (lambda s: s.remember(OWNER, "\u202e"), r"^text has nothing visible"),
+    "zero-width query": (lambda s: s.recall(OWNER, "\u200b"), r"^query has nothing visible"),
+    "zero-width key": (lambda s: s.remember(OWNER, GOOD, idempotency_key="\u200b"), r"^idempotency_key has nothing"),
+    "C1 control in key": (lambda s: s.remember(OWNER, GOOD, idempotency_key="k\x85"), r"^idempotency_key contains"),
     "limit 0": (lambda s: s.recall(OWNER, "coffee", limit=0), r"^limit must be an integer from 1 to 100"),
     "limit 101": (lambda s: s.recall(OWNER, "coffee", limit=101), r"^limit must be an integer from 1 to 100"),
     "limit True": (lambda s: s.recall(OWNER, "coffee", limit=True), r"^limit must be an integer from 1 to 100"),
@@ -235,7 +315,7 @@ async def test_store_still_works_after_bad_input(service: MemoryService) -> None
 
 
 async def test_text_with_tabs_and_newlines_is_stored_verbatim(service: MemoryService) -> None:
-    value = "Deploy checklist:\n\t1. tag the release\r\n\t2. push to us-east-1"
+    value = "Deploy checklist:\n\t1. tag the release\n\t2. push to us-east-1"
     outcome = await service.remember(OWNER, value, wait_ms=10_000)
     assert outcome.job.status == "done"
     assert outcome.job.text == value

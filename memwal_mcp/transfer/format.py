@@ -195,6 +195,9 @@ def _load(path: Path, line_no: int, line: str) -> dict:
         value = json.loads(line)
     except json.JSONDecodeError as exc:
         raise ImportFormatError(f"{path}, line {line_no}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except (ValueError, RecursionError):  # an integer too long to convert, or nesting past the interpreter's limit
+        raise ImportFormatError(f"{path}, line {line_no}: not JSON this can read (nested too deeply, or a number "
+                                "too long)") from None
     if not isinstance(value, dict):
         raise ImportFormatError(f"{path}, line {line_no}: expected a JSON object, found {type(value).__name__}")
     return value
@@ -265,7 +268,7 @@ def detect_kind(path: Path) -> InputKind:
     if first.startswith("{"):
         try:
             value = json.loads(first)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, a number too long, nesting past the interpreter's limit
             value = None
         if isinstance(value, dict):
             if value.get("type") == "header" and value.get("format") == FORMAT:

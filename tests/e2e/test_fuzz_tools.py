@@ -188,11 +188,10 @@ async def test_lone_surrogates_over_raw_json_rpc_do_not_break_the_session(server
         assert ok["isError"] is False and ok["structuredContent"]["status"] == "done", ok
         recall = await server.call_tool("memwal_recall", {"query": "fact after the surrogates"})
         assert recall["structuredContent"]["hits"][0]["text"] == "A fact after the surrogates"
-        for request_id in ids:  # whatever came back for them (if anything) is not a crash
-            reply = server._responses.get(request_id)  # noqa: SLF001
-            if reply is not None and "result" in reply:
-                text = reply["result"]["content"][0]["text"]
-                assert not reply["result"]["isError"] or ": " in text, text
+        for request_id in ids:  # each was refused as a tool error, not a crash
+            reply = await server.response(request_id, timeout=5)
+            text = reply["result"]["content"][0]["text"]
+            assert reply["result"]["isError"] is True and ": " in text, reply
         assert await server.close_stdin_and_wait() == 0
     for line in server.stdout_lines:
         json.loads(line)
@@ -200,15 +199,18 @@ async def test_lone_surrogates_over_raw_json_rpc_do_not_break_the_session(server
 
 
 async def test_a_request_with_a_lone_surrogate_gets_an_answer(server_env, raw_servers) -> None:
-    """The SDK cannot parse it (not Unicode text); the reply names the problem, with the request's id,
-    and the session goes on. A line that is not JSON at all gets JSON-RPC's Parse error."""
+    """The SDK's parser refuses it (not Unicode text); memwal reads it and the tool refuses the argument
+    by name, as any other bad input, and the session goes on. A line that is not JSON at all gets
+    JSON-RPC's Parse error."""
     with anyio.fail_after(60):
         server = await RawServer.start(server_env())
         raw_servers.append(server)
         await server.initialize()
         request_id = await _send_raw(server, "memwal_remember", '{"text": "lone \\ud800 surrogate"}')
         reply = await server.response(request_id, timeout=5)
-        assert reply["error"]["code"] == -32602 and "surrogate" in reply["error"]["message"], reply
+        assert reply["result"]["isError"] is True, reply
+        assert reply["result"]["content"][0]["text"] == (
+            "Error executing tool memwal_remember: text is not valid Unicode: lone surrogate U+D800 at position 5")
 
         assert server.proc.stdin is not None
         server.proc.stdin.write(b'{"jsonrpc": "2.0", "id": 9999, "method": \n')
