@@ -3,7 +3,7 @@ subprocess on real SQLite files.
 
 - an export never writes onto the database (or its -wal/-shm, however the path is spelled)
   and never over a file without --force;
-- an unusable destination is a one-line error, never a traceback.
+- a malformed input file, or an unusable destination, is a one-line error, never a traceback.
 """
 
 from __future__ import annotations
@@ -122,7 +122,45 @@ def test_export_refuses_an_existing_file_unless_forced_and_replaces_it_whole(sma
     assert fresh.read_text(encoding="utf-8").splitlines()[1:] == lines[1:]
 
 
-# --- unusable destinations are one-line errors ----------------------------------------------------
+# --- D19: malformed input and unusable destinations are one-line errors -------------------------------
+
+HEADER = {"type": "header", "format": "memwal-export", "version": 1, "exported_at": 1.8e9, "owners": ["local"]}
+LANE = {"type": "lane", "owner": "local", "namespace": "default"}
+
+
+def job_line(text: str) -> str:
+    return json.dumps({"type": "job", "id": "j_0000000000000001", "owner": "local", "namespace": "default",
+                       "text": text, "status": "queued", "created_at": 1.8e9, "updated_at": 1.8e9})
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "args", "expected"),
+    [
+        ("notes.md", b"- Standup is at 9:30\n- Caf\xe9 on the corner\n", [], ["line 2", "byte 26", "0xe9", "UTF-8"]),
+        ("notes.txt", b"\xef\xbb\xbfLunch is at noon\xff\n", [], ["line 1", "byte 19", "0xff"]),
+        ("memory.json", b'{"type":"entity","name":"A","observations":[]}\n{"type":"entity","name":"\xc3"}\n', [],
+         ["line 2", "byte 72", "0xc3"]),
+        ("export.jsonl", (json.dumps(HEADER) + "\n" + json.dumps(LANE) + "\n" + job_line("caf\u00e9") + "\n")
+         .encode().replace(b"\\u00e9", b"\xe9"), [], ["line 3", "0xe9"]),
+        ("binary.bin", b"\x00\x01\x80\x81\xfe", ["--format", "text"], ["line 1", "byte 2", "0x80"]),
+        ("deep.jsonl", (json.dumps(HEADER) + "\n" + "[" * 100_000 + "\n").encode(), [], ["line 2", "nested"]),
+        ("huge.jsonl", (json.dumps(HEADER) + "\n" + '{"type":"lane","n":' + "9" * 5000 + "}\n").encode(), [],
+         ["line 2", "not valid JSON"]),
+        ("surrogate.jsonl", (json.dumps(HEADER) + "\n" + json.dumps(LANE) + "\n" + job_line("half \ud800 a pair")
+                             + "\n").encode(), [], ["line 3", "text", "lone surrogate"]),
+        ("nan.jsonl", (json.dumps(HEADER) + "\n" + json.dumps(LANE) + "\n"
+                       + job_line("fine").replace("1800000000.0, \"updated_at", "NaN, \"updated_at") + "\n").encode(),
+         [], ["line 3", "created_at"]),
+    ],
+)
+def test_a_malformed_import_file_is_a_one_line_error_and_stores_nothing(
+    tmp_path: Path, name: str, content: bytes, args: list[str], expected: list[str]
+):
+    path = tmp_path / name
+    path.write_bytes(content)
+    db = tmp_path / "memwal.db"
+    refused(cli("import", str(path), *args, db=db), str(path), *expected)
+    assert sum(len(rows) for table, rows in dump(db).items()) == 0
 
 
 def test_unusable_export_and_backup_destinations_are_one_line_errors(small_db: Path, tmp_path: Path):

@@ -14,6 +14,7 @@ import logging
 import sys
 import time
 from collections import Counter
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from ..errors import InvalidInput
 from ..service import MemoryService
 from ..store import memories
 from ..store import transfer as store
-from .format import Header, ImportFormatError, parse_header, parse_record
+from .format import Header, ImportFormatError, parse_header, parse_record, read_lines
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +70,9 @@ async def import_native(
     added: Counter[str] = Counter()
     skipped: Counter[str] = Counter()
     seen: Counter[str] = Counter()
-    with path.open(encoding="utf-8-sig") as handle:
-        first = handle.readline()
+    lines = read_lines(path)
+    with closing(lines):
+        first = next(lines, (1, ""))[1]
         if not first.strip():
             raise ImportFormatError(f"{path} is empty: a memwal export starts with a header line")
         header = parse_header(path, first)
@@ -79,7 +81,7 @@ async def import_native(
         with tqdm(total=total, desc="import", unit="record", file=sys.stderr, disable=not progress) as bar:
             batch: list[store.ImportRow] = []
             batch_start = line_no = 2
-            for line_no, line in enumerate(handle, start=2):
+            for line_no, line in lines:
                 if not line.strip():
                     continue
                 row = parse_record(path, line_no, line)
