@@ -132,7 +132,11 @@ class RevisionOut(_Record):
 
 
 class TombstoneOut(_Record):
-    """A forgotten memory: that it existed, whose it was, and when it was forgotten. Never its text."""
+    """A forgotten memory: that it existed, whose it was, and when it was forgotten. Never its text.
+
+    The optional fields after `forgotten_at` (added within version 1) are the emptied memory's
+    bookkeeping, so the importing store can keep the row its erased jobs and history name.
+    """
 
     type: Literal["tombstone"] = "tombstone"
     memory_id: Id
@@ -140,6 +144,11 @@ class TombstoneOut(_Record):
     namespace: Namespace
     jobs: int = Field(0, ge=0)
     forgotten_at: Time
+    source_job_id: Id | None = None
+    retired_into: Id | None = None
+    occurred_at: Time | None = None
+    created_at: Time | None = None
+    updated_at: Time | None = None
 
     @classmethod
     def of(cls, tombstone: TombstoneRow) -> TombstoneOut:
