@@ -341,6 +341,13 @@ def _merge_without_revision(db: Path) -> str:
     return job
 
 
+def _revision_merging_another_owners_memory(db: Path) -> str:
+    revision, = one(db, "SELECT id FROM memory_revisions WHERE merged_ids IS NOT NULL AND merged_ids != '' LIMIT 1")
+    bobs, = one(db, "SELECT id FROM memories WHERE owner = 'bob' AND status = 'live' LIMIT 1")
+    sql(db, "UPDATE memory_revisions SET merged_ids = merged_ids || ',' || ? WHERE id = ?", (bobs, revision))
+    return str(revision)
+
+
 def _vector_of_a_forgotten_memory(db: Path) -> str:
     rowid, = one(db, "SELECT rowid FROM memories WHERE status = 'forgotten' AND owner = 'bob'")
     lane, vector = one(db, "SELECT lane_id, embedding FROM memory_vectors LIMIT 1")
@@ -357,6 +364,7 @@ def _vector_of_a_forgotten_memory(db: Path) -> str:
         (_forgotten_job_keeps_text, "forgotten_job_keeps_text"),
         (_merge_without_revision, "merge_job_without_revision"),
         (_vector_of_a_forgotten_memory, "vector_row_orphan"),
+        (_revision_merging_another_owners_memory, "revision_merged_crossed"),
     ],
     ids=lambda value: value if isinstance(value, str) else value.__name__.strip("_"),
 )

@@ -202,6 +202,12 @@ def table_counts(db: Path) -> dict[str, int]:
     return {name: rows(db, f'SELECT COUNT(*) FROM "{name}"')[0][0] for name in names if name != "schema_migrations"}
 
 
+def stored_rows(db: Path) -> int:
+    """Rows an import writes: lanes, jobs, memories, revisions, tombstones."""
+    tables = ("lanes", "remember_jobs", "memories", "memory_revisions", "forgotten")
+    return sum(rows(db, f"SELECT COUNT(*) FROM {table}")[0][0] for table in tables)
+
+
 def state(db: Path) -> dict[str, list[tuple]]:
     """Everything an export carries, keyed by public ids (not rowids), plus the FTS rows."""
     return {
@@ -284,11 +290,14 @@ async def test_the_export_is_documented_jsonl_and_keeps_forgotten_text_out(
     assert kinds == sorted(kinds, key=["lane", "job", "memory", "revision", "tombstone"].index)
     assert header["counts"] == {k: kinds.count(k) for k in ("lane", "job", "memory", "revision", "tombstone")}
     (tombstone,) = [r for r in body if r["type"] == "tombstone"]
-    assert tombstone == {"type": "tombstone", "memory_id": source.secret_id, "owner": "local", "namespace": "home",
-                         "jobs": 2, "forgotten_at": tombstone["forgotten_at"]}
-    assert source.secret_id not in {r["id"] for r in body if r["type"] == "memory"}
     erased = [r for r in body if r["type"] == "job" and r["memory_id"] == source.secret_id]
     assert len(erased) == 2 and all(r["text"] == "" and r["decision"] == "forgotten" for r in erased)
+    # The tombstone carries the emptied memory's bookkeeping (never a body), so an import keeps its row.
+    assert tombstone == {"type": "tombstone", "memory_id": source.secret_id, "owner": "local", "namespace": "home",
+                         "jobs": 2, "forgotten_at": tombstone["forgotten_at"], "source_job_id": erased[0]["id"],
+                         "retired_into": None, "occurred_at": None, "created_at": tombstone["created_at"],
+                         "updated_at": tombstone["forgotten_at"]}
+    assert source.secret_id not in {r["id"] for r in body if r["type"] == "memory"}
     assert {r["status"] for r in body if r["type"] == "memory"} == {"live", "retired"}
     assert any(r["type"] == "revision" and r["body"] == STAGING for r in body)
     assert any(r["type"] == "memory" and r["occurrences"] == 1 and r["body"] == WORK[0] for r in body)
@@ -333,9 +342,11 @@ async def test_owner_filter_exports_only_that_owner_and_imports_under_another(
         assert state(tmp_path / "team.db") == before
 
 
-async def test_an_interrupted_import_resumes_to_the_same_state_as_one_full_import(
+async def test_a_cut_file_stores_nothing_and_the_complete_file_then_imports_whole(
     source: Source, embedder: FastEmbedEmbedder, tmp_path: Path
 ):
+    # One transaction per import: a file cut short (an interrupted export or copy) is refused
+    # without leaving half of it behind, so a later import of the whole file starts clean.
     exported = tmp_path / "all.jsonl"
     await export_source(source, embedder, exported, None)
     lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -347,33 +358,32 @@ async def test_an_interrupted_import_resumes_to_the_same_state_as_one_full_impor
 
     full = tmp_path / "full.db"
     async with opened(full, embedder) as svc:
-        await import_native(svc, exported, None, batch_rows=10)
+        await import_native(svc, exported, None)
         await wait_until_embedded(svc, None)
 
     resumed = tmp_path / "resumed.db"
     async with opened(resumed, embedder) as svc:
         with pytest.raises(ImportFormatError, match=rf"line {half + 1}: not valid JSON"):
-            await import_native(svc, cut_mid_line, None, batch_rows=10)
-        jobs_so_far = rows(resumed, "SELECT COUNT(*) FROM remember_jobs")[0][0]
-        assert 0 < jobs_so_far
-        with pytest.raises(ImportFormatError, match="incomplete"):
-            await import_native(svc, cut_at_line, None, batch_rows=10)
-        summary = await import_native(svc, exported, None, batch_rows=10)
-        assert summary.skipped and summary.added
+            await import_native(svc, cut_mid_line, None)
+        assert stored_rows(resumed) == 0
+        with pytest.raises(ImportFormatError, match="incomplete.*nothing was imported"):
+            await import_native(svc, cut_at_line, None)
+        assert stored_rows(resumed) == 0
+        summary = await import_native(svc, exported, None)
+        assert summary.added and not summary.skipped
         await wait_until_embedded(svc, None)
     assert state(resumed) == state(full)
     assert table_counts(resumed) == table_counts(full)
 
 
-async def test_a_malformed_line_is_named_and_nothing_of_its_batch_is_written(
+async def test_a_malformed_line_is_named_and_nothing_of_the_file_is_written(
     source: Source, embedder: FastEmbedEmbedder, tmp_path: Path
 ):
     exported = tmp_path / "all.jsonl"
     await export_source(source, embedder, exported, None)
     lines = exported.read_text(encoding="utf-8").splitlines(keepends=True)
     job_lines = [n for n, line in enumerate(lines, start=1) if '"type":"job"' in line]
-    bad_line = job_lines[14]  # records in lines 2-11 are batch 1, lines 12-21 batch 2
-    assert 12 <= bad_line <= 21
+    bad_line = job_lines[14]
     broken = json.loads(lines[bad_line - 1])
     broken["status"] = "exploded"
     lines[bad_line - 1] = json.dumps(broken) + "\n"
@@ -383,10 +393,8 @@ async def test_a_malformed_line_is_named_and_nothing_of_its_batch_is_written(
     target = tmp_path / "target.db"
     async with opened(target, embedder) as svc:
         with pytest.raises(ImportFormatError, match=rf"line {bad_line}: bad job record: status"):
-            await import_native(svc, bad, None, batch_rows=10)
-    written = {r[0] for r in rows(target, "SELECT id FROM remember_jobs")}
-    first_batch = {json.loads(lines[n - 1])["id"] for n in job_lines if n <= 11}
-    assert written == first_batch  # batch 1 whole, nothing of batch 2
+            await import_native(svc, bad, None)
+    assert stored_rows(target) == 0
 
     newer = tmp_path / "newer.jsonl"
     header = json.loads(lines[0]) | {"version": VERSION + 1}

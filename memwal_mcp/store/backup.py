@@ -30,30 +30,92 @@ class BackupResult:
     problems: tuple[Problem, ...]  # what `check` finds in the copy (empty when verify=False or clean)
 
 
+# Files SQLite keeps beside a database; writing over any of them damages the database.
+SIDECARS = ("-wal", "-shm", "-journal")
+
+
 def _remove_with_sidecars(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    for suffix in ("", *SIDECARS):
         path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+
+def _database_files(database: Path) -> list[Path]:
+    """The database and its sidecars, under the name given and under its real path
+    (SQLite names the sidecars after the file a symlink points to)."""
+    names = [database.expanduser(), Path(os.path.realpath(database.expanduser()))]
+    return [name.with_name(name.name + suffix) for name in names for suffix in ("", *SIDECARS)]
+
+
+def is_database_file(path: Path, database: Path) -> bool:
+    """Is `path` the database or one of its sidecars: by real path (symlinks followed) or the same inode (hard links)?"""
+    real = os.path.realpath(path.expanduser())
+    for name in _database_files(database):
+        if os.path.realpath(name) == real:
+            return True
+        try:
+            if os.path.samefile(path.expanduser(), name):
+                return True
+        except OSError:  # one of them does not exist
+            continue
+    return False
 
 
 def _exists(target: Path) -> InvalidInput:
     return InvalidInput(f"{target} already exists; choose another path or pass --force to overwrite it")
 
 
-def _place(staging: Path, target: Path, force: bool) -> None:
-    """Move the finished copy to `target`; without `force`, never over an existing file."""
-    if force:
-        os.replace(staging, target)
-        return
+def check_destination(target: Path, database: Path, *, force: bool, what: str) -> Path:
+    """Refuse a destination that would damage the database or someone's file; create its folder.
+
+    `what` names the output in messages ("backup", "export"). Returns the expanded path.
+    """
+    target = target.expanduser()
+    if is_database_file(target, database):
+        raise InvalidInput(
+            f"{target} is the database {database} or one of its -wal/-shm files; choose another path for the {what}"
+        )
+    if target.is_dir():
+        raise InvalidInput(f"{target} is a folder; give a file name for the {what}")
+    if (target.exists() or target.is_symlink()) and not force:
+        raise _exists(target)
     try:
-        os.link(staging, target)  # atomic and fails if the name was taken meanwhile
-    except FileExistsError:
-        raise _exists(target) from None
-    except OSError:  # a filesystem without hard links
-        if target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInput(f"cannot create the folder {target.parent} for the {what}: {exc.strerror or exc}") from exc
+    return target
+
+
+def reserve_staging(target: Path, what: str) -> Path:
+    """Create the empty hidden file beside `target` that the output is written to before `place`."""
+    staging = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    _remove_with_sidecars(staging)
+    try:
+        staging.open("x").close()
+    except OSError as exc:
+        raise InvalidInput(f"cannot write the {what} to {target}: {exc.strerror or exc}") from exc
+    return staging
+
+
+def place(staging: Path, target: Path, force: bool) -> None:
+    """Move the finished file to `target`; without `force`, never over an existing file."""
+    try:
+        if force:
+            os.replace(staging, target)
+            return
+        try:
+            os.link(staging, target)  # atomic and fails if the name was taken meanwhile
+        except FileExistsError:
             raise _exists(target) from None
-        os.replace(staging, target)
-        return
-    staging.unlink()
+        except OSError:  # a filesystem without hard links
+            if target.exists() or target.is_symlink():
+                raise _exists(target) from None
+            os.replace(staging, target)
+            return
+        staging.unlink()
+    except InvalidInput:
+        raise
+    except OSError as exc:
+        raise InvalidInput(f"cannot move the finished file into place at {target}: {exc.strerror or exc}") from exc
 
 
 def backup_database(source: Path, target: Path, *, force: bool = False, verify: bool = True) -> BackupResult:
@@ -61,19 +123,8 @@ def backup_database(source: Path, target: Path, *, force: bool = False, verify: 
     source, target = Path(source).expanduser(), Path(target).expanduser()
     if not source.is_file():
         raise StoreUnavailable(f"there is no database at {source} to back up")
-    if target.exists() and target.resolve() == source.resolve():
-        raise InvalidInput(f"{target} is the database itself; choose another path for the backup")
-    if target.is_dir():
-        raise InvalidInput(f"{target} is a folder; give a file name for the backup")
-    if target.exists() and not force:
-        raise _exists(target)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InvalidInput(f"cannot create the folder {target.parent} for the backup: {exc}") from exc
-
-    staging = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    _remove_with_sidecars(staging)
+    target = check_destination(target, source, force=force, what="backup")
+    staging = reserve_staging(target, "backup")
     started = time.monotonic()
     src = connect(source)
     try:
@@ -94,7 +145,7 @@ def backup_database(source: Path, target: Path, *, force: bool = False, verify: 
     finally:
         src.close()
     try:
-        _place(staging, target, force)
+        place(staging, target, force)
     finally:
         _remove_with_sidecars(staging)
     return BackupResult(source, target, target.stat().st_size, time.monotonic() - started, counts, tuple(problems))

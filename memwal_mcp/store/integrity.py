@@ -560,6 +560,21 @@ def _revisions(conn: sqlite3.Connection) -> Iterator[Problem]:
                        "memory_revisions", str(revision))
 
     yield from _capped(rows, make)
+    # merged_ids names the memories a CONSOLIDATE retired (undo brings them back): one lane's, always.
+    crossed = []
+    for revision, merged, m_owner, m_lane in conn.execute(
+        "SELECT r.id, r.merged_ids, m.owner, m.lane_id FROM memory_revisions r"
+        " JOIN memories m ON m.rowid = r.memory_rowid WHERE r.merged_ids IS NOT NULL AND r.merged_ids != ''"
+        " ORDER BY r.id"
+    ).fetchall():
+        for merged_id in merged.split(","):
+            found = conn.execute("SELECT owner, lane_id FROM memories WHERE id = ?", (merged_id,)).fetchone()
+            if found is not None and (found[0] != m_owner or found[1] != m_lane):
+                crossed.append((revision, merged_id, found[0], found[1], m_owner, m_lane))
+    yield from _capped(crossed, lambda revision, merged_id, owner, lane, m_owner, m_lane: Problem(
+        "error", "revision_merged_crossed",
+        f"merged memory {merged_id} of {owner!r} lane {lane}; the memory is {m_owner!r} lane {m_lane}",
+        "memory_revisions", str(revision)))
 
 
 # --- SQLite itself ------------------------------------------------------------------

@@ -2,10 +2,12 @@
 
 Export reads inside one read transaction (a consistent snapshot even while another
 process curates) and streams with `fetchmany`, so memory use does not grow with the
-database. Import writes one batch per `transaction()`; every row is keyed by its
-public id (jobs, memories), its natural key (revisions: memory, time, decision,
-body) or its primary key (tombstones), and a row already present is skipped -- so
-importing a file twice changes nothing, and an interrupted import resumes.
+database. Import writes the whole file in one `transaction()`, so a refused or interrupted
+import stores nothing. Every row is keyed by its public id (jobs, memories), its
+natural key (revisions: memory, time, decision, body) or its primary key
+(tombstones), and a row already present is skipped -- so importing a file twice
+changes nothing. Owners are walls here too: a row whose id, or any id it names,
+belongs to another owner is refused.
 
 Imported memories get no vector: the curation worker's backlog pass embeds them, and
 recall scores unembedded memories directly until then.
@@ -14,7 +16,7 @@ recall scores unembedded memories directly until then.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
@@ -73,11 +75,20 @@ class RevisionRow:
 
 @dataclass(frozen=True, slots=True)
 class TombstoneRow:
+    """A forgotten memory, never its text. The fields after `forgotten_at` are the memory's
+    own bookkeeping, so an import can rebuild the emptied row that history and the journal
+    point at (None in files written before they were exported)."""
+
     memory_id: str
     owner: str
     namespace: str
     jobs: int
     forgotten_at: float
+    source_job_id: str | None = None
+    retired_into: str | None = None
+    occurred_at: float | None = None
+    created_at: float | None = None
+    updated_at: float | None = None
 
 
 ImportRow = LaneRow | Job | MemoryRecord | RevisionRow | TombstoneRow
@@ -179,8 +190,14 @@ def iter_revisions(conn: sqlite3.Connection, owner: str | None) -> Iterator[Revi
 
 
 def iter_tombstones(conn: sqlite3.Connection, owner: str | None) -> Iterator[TombstoneRow]:
-    where, params = _where(owner)
-    sql = f"SELECT memory_id, owner, namespace, jobs, forgotten_at FROM forgotten {where} ORDER BY forgotten_at, memory_id"
+    """In the order they were forgotten; memories forgotten together in the order they were made."""
+    where, params = _where(owner, "f.owner")
+    sql = (
+        "SELECT f.memory_id, f.owner, f.namespace, f.jobs, f.forgotten_at, m.source_job_id, m.retired_into,"
+        " m.occurred_at, m.created_at, m.updated_at FROM forgotten f"
+        f" LEFT JOIN memories m ON m.id = f.memory_id AND m.owner = f.owner {where}"
+        " ORDER BY f.forgotten_at, m.rowid, f.memory_id"
+    )
     for row in _stream(conn, sql, params):
         yield TombstoneRow(*row)
 
@@ -189,8 +206,8 @@ def iter_tombstones(conn: sqlite3.Connection, owner: str | None) -> Iterator[Tom
 
 
 @dataclass(slots=True)
-class BatchOutcome:
-    """What one batch did. `to_forget`: (owner, memory id) of tombstones whose memory is
+class ImportOutcome:
+    """What an import did. `to_forget`: (owner, memory id) of tombstones whose memory is
     still present here; the caller forgets them through the service (which writes the tombstone)."""
 
     added: dict[str, int] = field(default_factory=dict)
@@ -202,6 +219,16 @@ class BatchOutcome:
         target[kind] = target.get(kind, 0) + 1
 
 
+class RecordRefused(InvalidInput):
+    """One record of an import cannot be written. `line` is its line when known; otherwise
+    `kind` and `key` say which record it is (a reference, checked once the whole file is written)."""
+
+    def __init__(self, reason: str, *, line: int | None = None, kind: Kind | None = None,
+                 key: dict[str, object] | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.line, self.kind, self.key = reason, line, kind, key or {}
+
+
 def _conflict(kind: str, row_id: str, owner: str) -> InvalidInput:
     return InvalidInput(
         f"{kind} {row_id!r} already exists in this database for an owner other than {owner!r}; "
@@ -209,13 +236,14 @@ def _conflict(kind: str, row_id: str, owner: str) -> InvalidInput:
     )
 
 
-def _is_forgotten(conn: sqlite3.Connection, memory_id: str | None) -> bool:
+def _is_forgotten(conn: sqlite3.Connection, owner: str, memory_id: str | None) -> bool:
     if memory_id is None:
         return False
-    return conn.execute("SELECT 1 FROM forgotten WHERE memory_id = ?", (memory_id,)).fetchone() is not None
+    row = conn.execute("SELECT 1 FROM forgotten WHERE memory_id = ? AND owner = ?", (memory_id, owner)).fetchone()
+    return row is not None
 
 
-def _import_job(conn: sqlite3.Connection, job: Job, lanes: dict[tuple[str, str], int], out: BatchOutcome) -> None:
+def _import_job(conn: sqlite3.Connection, job: Job, lanes: dict[tuple[str, str], int], out: ImportOutcome) -> None:
     found = conn.execute("SELECT owner FROM remember_jobs WHERE id = ?", (job.id,)).fetchone()
     if found is not None:
         if found[0] != job.owner:
@@ -224,7 +252,7 @@ def _import_job(conn: sqlite3.Connection, job: Job, lanes: dict[tuple[str, str],
         return
     text, decision = job.text, job.decision
     # A backup older than a forget here must not bring the forgotten text back.
-    if _is_forgotten(conn, job.memory_id):
+    if _is_forgotten(conn, job.owner, job.memory_id):
         text, decision = "", "forgotten"
     lane = _lane(conn, lanes, job.owner, job.namespace)
     # DO NOTHING also covers (owner, idempotency_key) held here by another job: that key
@@ -240,16 +268,14 @@ def _import_job(conn: sqlite3.Connection, job: Job, lanes: dict[tuple[str, str],
 
 
 def _import_memory(
-    conn: sqlite3.Connection, memory: MemoryRecord, lanes: dict[tuple[str, str], int], out: BatchOutcome
+    conn: sqlite3.Connection, memory: MemoryRecord, lanes: dict[tuple[str, str], int], out: ImportOutcome
 ) -> None:
     found = conn.execute("SELECT owner FROM memories WHERE id = ?", (memory.id,)).fetchone()
-    if found is not None:
-        if found[0] != memory.owner:
+    tombstone = conn.execute("SELECT owner FROM forgotten WHERE memory_id = ?", (memory.id,)).fetchone()
+    if found is not None or tombstone is not None:
+        if (found or tombstone)[0] != memory.owner:
             raise _conflict("memory", memory.id, memory.owner)
-        out.count("memory", False)
-        return
-    if _is_forgotten(conn, memory.id):
-        out.count("memory", False)
+        out.count("memory", False)  # present, or forgotten here: an older backup does not bring it back
         return
     lane = _lane(conn, lanes, memory.owner, memory.namespace)
     rowid = conn.execute(
@@ -266,12 +292,12 @@ def _import_memory(
     out.count("memory", True)
 
 
-def _import_revision(conn: sqlite3.Connection, revision: RevisionRow, out: BatchOutcome) -> None:
+def _import_revision(conn: sqlite3.Connection, revision: RevisionRow, out: ImportOutcome) -> None:
     found = conn.execute(
         "SELECT rowid, owner, status FROM memories WHERE id = ?", (revision.memory_id,)
     ).fetchone()
     if found is None:
-        if _is_forgotten(conn, revision.memory_id):
+        if _is_forgotten(conn, revision.owner, revision.memory_id):
             out.count("revision", False)
             return
         raise InvalidInput(
@@ -302,7 +328,7 @@ def _import_revision(conn: sqlite3.Connection, revision: RevisionRow, out: Batch
 
 
 def _import_tombstone(
-    conn: sqlite3.Connection, tombstone: TombstoneRow, lanes: dict[tuple[str, str], int], out: BatchOutcome
+    conn: sqlite3.Connection, tombstone: TombstoneRow, lanes: dict[tuple[str, str], int], out: ImportOutcome
 ) -> None:
     found = conn.execute("SELECT owner FROM forgotten WHERE memory_id = ?", (tombstone.memory_id,)).fetchone()
     if found is not None:
@@ -321,12 +347,41 @@ def _import_tombstone(
             out.to_forget.append((tombstone.owner, tombstone.memory_id))
             out.count("tombstone", True)
             return
-    _lane(conn, lanes, tombstone.owner, tombstone.namespace)
+    lane = _lane(conn, lanes, tombstone.owner, tombstone.namespace)
+    if memory is None:
+        _emptied_memory(conn, tombstone, lane)
     conn.execute(
         "INSERT INTO forgotten (memory_id, owner, namespace, jobs, forgotten_at) VALUES (?, ?, ?, ?, ?)",
         (tombstone.memory_id, tombstone.owner, tombstone.namespace, tombstone.jobs, tombstone.forgotten_at),
     )
     out.count("tombstone", True)
+
+
+def _emptied_memory(conn: sqlite3.Connection, tombstone: TombstoneRow, lane: int) -> None:
+    """The row a forget leaves behind -- no body, status 'forgotten' -- which the erased jobs
+    name and history reports on, as it was at the source.
+
+    A file from before tombstones carried the memory's bookkeeping gives only the jobs: the
+    first one that ended in the memory stands for its source. With no job at all there is
+    nothing to rebuild from, and the tombstone stays alone.
+    """
+    source, created = tombstone.source_job_id, tombstone.created_at
+    if source is None:
+        first = conn.execute(
+            "SELECT id, created_at FROM remember_jobs WHERE owner = ? AND memory_id = ? ORDER BY seq LIMIT 1",
+            (tombstone.owner, tombstone.memory_id),
+        ).fetchone()
+        if first is None:
+            return
+        source, created = first[0], created if created is not None else first[1]
+    conn.execute(
+        "INSERT INTO memories (id, owner, namespace, lane_id, body, norm_key, status, retired_into, source_job_id,"
+        " occurrences, vector_model, occurred_at, created_at, updated_at)"
+        " VALUES (?, ?, ?, ?, '', '', 'forgotten', ?, ?, 0, NULL, ?, ?, ?)",
+        (tombstone.memory_id, tombstone.owner, tombstone.namespace, lane, tombstone.retired_into, source,
+         tombstone.occurred_at, created if created is not None else tombstone.forgotten_at,
+         tombstone.updated_at if tombstone.updated_at is not None else tombstone.forgotten_at),
+    )
 
 
 def _lane(conn: sqlite3.Connection, lanes: dict[tuple[str, str], int], owner: str, namespace: str) -> int:
@@ -336,26 +391,108 @@ def _lane(conn: sqlite3.Connection, lanes: dict[tuple[str, str], int], owner: st
     return lanes[key]
 
 
-def import_batch(conn: sqlite3.Connection, rows: Sequence[ImportRow]) -> BatchOutcome:
-    """Write rows in the order given, in one transaction; rows already present are skipped."""
-    out = BatchOutcome()
+def _import_row(conn: sqlite3.Connection, row: ImportRow, lanes: dict[tuple[str, str], int], out: ImportOutcome) -> None:
+    if isinstance(row, LaneRow):
+        known = (row.owner, row.namespace) in lanes or conn.execute(
+            "SELECT 1 FROM lanes WHERE owner = ? AND namespace = ?", (row.owner, row.namespace)
+        ).fetchone()
+        _lane(conn, lanes, row.owner, row.namespace)
+        out.count("lane", not known)
+    elif isinstance(row, Job):
+        _import_job(conn, row, lanes, out)
+    elif isinstance(row, MemoryRecord):
+        _import_memory(conn, row, lanes, out)
+    elif isinstance(row, RevisionRow):
+        _import_revision(conn, row, out)
+    else:
+        _import_tombstone(conn, row, lanes, out)
+
+
+def _high_water(conn: sqlite3.Connection) -> tuple[int, int, int]:
+    """The largest job seq, memory rowid and revision id: rows above them are this import's."""
+    return conn.execute(
+        "SELECT (SELECT COALESCE(MAX(seq), 0) FROM remember_jobs), (SELECT COALESCE(MAX(rowid), 0) FROM memories),"
+        " (SELECT COALESCE(MAX(id), 0) FROM memory_revisions)"
+    ).fetchone()
+
+
+# A reference may name a record further down the file (a job comes before the memory it
+# ended in), so references are checked once everything is written, in the same transaction.
+# Each query: (id of the referring record, what it names, whose the named record is or NULL).
+_OWNER_OF_MEMORY = (
+    "COALESCE((SELECT owner FROM memories WHERE id = {ref}), (SELECT owner FROM forgotten WHERE memory_id = {ref}))"
+)
+_REFERENCES: tuple[tuple[Kind, str, str, str], ...] = (
+    ("job", "memory", "its memory_id",
+     f"SELECT j.id, j.memory_id, {_OWNER_OF_MEMORY.format(ref='j.memory_id')} AS named, j.owner FROM remember_jobs j"
+     " WHERE j.seq > ? AND j.memory_id IS NOT NULL"),
+    ("memory", "job", "its source_job_id",
+     "SELECT m.id, m.source_job_id, (SELECT owner FROM remember_jobs WHERE id = m.source_job_id) AS named, m.owner"
+     " FROM memories m WHERE m.rowid > ?"),
+    ("memory", "memory", "its retired_into",
+     f"SELECT m.id, m.retired_into, {_OWNER_OF_MEMORY.format(ref='m.retired_into')} AS named, m.owner"
+     " FROM memories m WHERE m.rowid > ? AND m.retired_into IS NOT NULL"),
+    ("revision", "job", "its job_id",
+     "SELECT r.id, r.job_id, (SELECT owner FROM remember_jobs WHERE id = r.job_id) AS named, m.owner"
+     " FROM memory_revisions r JOIN memories m ON m.rowid = r.memory_rowid WHERE r.id > ? AND r.job_id IS NOT NULL"),
+)
+
+
+def _revision_key(conn: sqlite3.Connection, revision_id: object) -> dict[str, object]:
+    memory_id, created_at, decision = conn.execute(
+        "SELECT m.id, r.created_at, r.decision FROM memory_revisions r JOIN memories m ON m.rowid = r.memory_rowid"
+        " WHERE r.id = ?", (revision_id,)
+    ).fetchone()
+    return {"memory_id": memory_id, "created_at": created_at, "decision": decision}
+
+
+def _refused_reference(conn: sqlite3.Connection, kind: Kind, record: object, named_kind: str, field_name: str,
+                       ref: str, named_owner: str | None) -> RecordRefused:
+    key = _revision_key(conn, record) if kind == "revision" else {"id": record}
+    what = f"a revision of memory {key['memory_id']!r}" if kind == "revision" else f"{kind} {record!r}"
+    if named_owner is None:
+        reason = (f"{what}: {field_name} names {named_kind} {ref!r}, which is neither in the file nor in this "
+                  "database")
+    else:
+        reason = (f"{what}: {field_name} names {named_kind} {ref!r} of another owner; an import cannot refer to "
+                  "another owner's records")
+    return RecordRefused(reason, kind=kind, key=key)
+
+
+def _check_references(conn: sqlite3.Connection, since: tuple[int, int, int]) -> None:
+    """Every id this import wrote names a record that exists and has the same owner."""
+    marks = {"job": since[0], "memory": since[1], "revision": since[2]}
+    for kind, named_kind, field_name, sql in _REFERENCES:
+        row = conn.execute(
+            f"SELECT * FROM ({sql}) WHERE named IS NULL OR named != owner LIMIT 1", (marks[kind],)
+        ).fetchone()
+        if row is not None:
+            raise _refused_reference(conn, kind, row[0], named_kind, field_name, row[1], row[2])
+    # merged_ids is a list in one column: checked id by id.
+    for revision_id, merged, owner in conn.execute(
+        "SELECT r.id, r.merged_ids, m.owner FROM memory_revisions r JOIN memories m ON m.rowid = r.memory_rowid"
+        " WHERE r.id > ? AND r.merged_ids IS NOT NULL", (since[2],)
+    ).fetchall():
+        for ref in merged.split(","):
+            named = conn.execute(f"SELECT {_OWNER_OF_MEMORY.format(ref='?')}", (ref, ref)).fetchone()[0]
+            if named != owner:
+                raise _refused_reference(conn, "revision", revision_id, "memory", "its merged_ids", ref, named)
+
+
+def import_rows(conn: sqlite3.Connection, rows: Iterable[tuple[int, ImportRow]]) -> ImportOutcome:
+    """Write (line number, row) pairs in the order given, all in one transaction; rows already
+    present are skipped. Any refusal -- a row, a reference, or an error raised while `rows` is
+    read -- rolls the whole import back: a refused import stores nothing."""
+    out = ImportOutcome()
     lanes: dict[tuple[str, str], int] = {}
     with transaction(conn):
-        for row in rows:
-            if isinstance(row, LaneRow):
-                known = (row.owner, row.namespace) in lanes or conn.execute(
-                    "SELECT 1 FROM lanes WHERE owner = ? AND namespace = ?", (row.owner, row.namespace)
-                ).fetchone()
-                _lane(conn, lanes, row.owner, row.namespace)
-                out.count("lane", not known)
-            elif isinstance(row, Job):
-                _import_job(conn, row, lanes, out)
-            elif isinstance(row, MemoryRecord):
-                _import_memory(conn, row, lanes, out)
-            elif isinstance(row, RevisionRow):
-                _import_revision(conn, row, out)
-            else:
-                _import_tombstone(conn, row, lanes, out)
+        since = _high_water(conn)
+        for line, row in rows:
+            try:
+                _import_row(conn, row, lanes, out)
+            except InvalidInput as exc:
+                raise RecordRefused(str(exc), line=line) from None
+        _check_references(conn, since)
     return out
 
 

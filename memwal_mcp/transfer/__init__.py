@@ -14,6 +14,7 @@ from typing import Literal
 
 from ..errors import InvalidInput
 from ..service import MemoryService
+from ..store.backup import is_database_file
 from .export import ExportSummary, export_memories
 from .foreign_import import import_memory_json, import_text
 from .format import VERSION, ImportFormatError, InputKind, detect_kind
@@ -46,6 +47,8 @@ async def import_file(
     path = path.expanduser()
     if not path.is_file():
         raise InvalidInput(f"{path} does not exist or is not a file")
+    if is_database_file(path, service.db.path):
+        raise InvalidInput(f"{path} is the database itself (or one of its -wal/-shm files); import an export file")
     if kind == "auto":
         kind = detect_kind(path)
     if kind == "memwal":

@@ -3,7 +3,9 @@
 The whole export is read in one snapshot on the store's reader connection and
 streamed line by line, so the file is consistent and memory use stays flat. It is
 written next to its destination and renamed into place at the end: an interrupted
-export never leaves a file that looks complete.
+export never leaves a file that looks complete, and the destination is checked with
+the same rules as a backup's (store/backup.py) so an export can never overwrite the
+database it reads.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from pydantic import BaseModel
 from tqdm import tqdm
 
 from .. import __version__
+from ..errors import InvalidInput
 from ..service import MemoryService
 from ..store import memories
 from ..store import transfer as store
+from ..store.backup import check_destination, place, reserve_staging
 from .format import Header, JobOut, LaneOut, MemoryOut, RevisionOut, TombstoneOut, dump
 
 # Progress is advanced once per this many records (tqdm per line would cost more than the write).
@@ -70,22 +74,40 @@ def _write(conn: sqlite3.Connection, owner: str | None, out: IO[str], progress: 
 
 
 async def export_memories(
-    service: MemoryService, destination: Path | IO[str], owner: str | None, progress: bool = False
+    service: MemoryService,
+    destination: Path | IO[str],
+    owner: str | None,
+    progress: bool = False,
+    *,
+    force: bool = False,
 ) -> ExportSummary:
-    """Export `owner`'s memory (None: every owner's) to a file path, or to an open text stream."""
+    """Export `owner`'s memory (None: every owner's) to a file path, or to an open text stream.
+
+    A path is checked like a backup's (never the database or its sidecars, never an existing
+    file unless `force`), written beside itself and renamed into place when complete.
+    """
     if not isinstance(destination, Path):
-        owners, counts = await service.db.read(_write, owner, destination, progress)
-        destination.flush()
+        try:
+            owners, counts = await service.db.read(_write, owner, destination, progress)
+            destination.flush()
+        except OSError as exc:  # a closed pipe (`export - | head`), a full disk
+            raise InvalidInput(f"cannot write the export to {_stream_name(destination)}: {exc.strerror or exc}") from exc
         return ExportSummary("-", owners, counts)
-    destination = destination.expanduser()
-    partial = destination.with_name(f".{destination.name}.partial")
+    destination = check_destination(destination, service.db.path, force=force, what="export")
+    partial = reserve_staging(destination, "export")
     try:
-        with partial.open("w", encoding="utf-8", newline="\n") as handle:
-            owners, counts = await service.db.read(_write, owner, handle, progress)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(partial, destination)
-    except BaseException:
+        try:
+            with partial.open("w", encoding="utf-8", newline="\n") as handle:
+                owners, counts = await service.db.read(_write, owner, handle, progress)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as exc:  # disk full, the folder removed meanwhile
+            raise InvalidInput(f"cannot write the export to {destination}: {exc.strerror or exc}") from exc
+        place(partial, destination, force)
+    finally:
         partial.unlink(missing_ok=True)
-        raise
     return ExportSummary(str(destination), owners, counts)
+
+
+def _stream_name(stream: IO[str]) -> str:
+    return "stdout" if stream is sys.stdout else str(getattr(stream, "name", "the stream"))

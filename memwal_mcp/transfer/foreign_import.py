@@ -23,7 +23,7 @@ from tqdm import tqdm
 from .. import validation
 from ..errors import InvalidInput
 from ..service import MemoryService
-from .format import Entity, ImportFormatError, Relation, parse_graph_item
+from .format import Entity, ImportFormatError, Relation, parse_graph_item, read_lines, read_text
 from .native_import import ImportSummary
 
 # Job ids per status call (the service's limit).
@@ -42,11 +42,10 @@ class Item:
 def memory_json_items(path: Path) -> list[Item]:
     """One item per entity (its name, type and observations) and per relation ("A works_at B")."""
     items: list[Item] = []
-    with path.open(encoding="utf-8-sig") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if line.strip():
-                thing: Entity | Relation = parse_graph_item(path, line_no, line)
-                items.append(Item(line_no, thing.text()))
+    for line_no, line in read_lines(path):
+        if line.strip():
+            thing: Entity | Relation = parse_graph_item(path, line_no, line)
+            items.append(Item(line_no, thing.text()))
     return items
 
 
@@ -180,8 +179,4 @@ async def import_memory_json(
 async def import_text(
     service: MemoryService, path: Path, owner: str, namespace: str = "default", progress: bool = False
 ) -> ImportSummary:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ImportFormatError(f"{path} is not UTF-8 text (byte {exc.start}); convert it or pass --format") from None
-    return await import_items(service, path, "text", text_items(text), owner, namespace, progress)
+    return await import_items(service, path, "text", text_items(read_text(path)), owner, namespace, progress)

@@ -9,7 +9,9 @@ changed meaning takes a new version.
 
 from __future__ import annotations
 
+import codecs
 import json
+from collections.abc import Generator
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -32,7 +34,8 @@ Time = Annotated[float, Field(description="seconds since the Unix epoch, UTC")]
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # NaN and infinity are valid JSON to Python but no time: refused like any malformed value.
+    model_config = ConfigDict(frozen=True, extra="ignore", allow_inf_nan=False)
 
 
 class Header(_Record):
@@ -129,7 +132,11 @@ class RevisionOut(_Record):
 
 
 class TombstoneOut(_Record):
-    """A forgotten memory: that it existed, whose it was, and when it was forgotten. Never its text."""
+    """A forgotten memory: that it existed, whose it was, and when it was forgotten. Never its text.
+
+    The optional fields after `forgotten_at` (added within version 1) are the emptied memory's
+    bookkeeping, so the importing store can keep the row its erased jobs and history name.
+    """
 
     type: Literal["tombstone"] = "tombstone"
     memory_id: Id
@@ -137,6 +144,11 @@ class TombstoneOut(_Record):
     namespace: Namespace
     jobs: int = Field(0, ge=0)
     forgotten_at: Time
+    source_job_id: Id | None = None
+    retired_into: Id | None = None
+    occurred_at: Time | None = None
+    created_at: Time | None = None
+    updated_at: Time | None = None
 
     @classmethod
     def of(cls, tombstone: TombstoneRow) -> TombstoneOut:
@@ -190,16 +202,35 @@ def _problem(exc: ValidationError, tag: object = None) -> str:
     return f"{where}: {first['msg']}" if where else first["msg"]
 
 
+def _unencodable(value: object, where: str = "") -> str | None:
+    """Where in a parsed JSON value a string holds a lone surrogate (a `\\ud800` escape), which
+    no UTF-8 store can keep; None when there is none."""
+    if isinstance(value, str):
+        return where or "value" if any(0xD800 <= ord(c) <= 0xDFFF for c in value) else None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(key, str) and _unencodable(key) is not None:
+            return f"{where}.{key!r}" if where else repr(key)
+        found = _unencodable(item, f"{where}.{key}" if where else str(key))
+        if found is not None:
+            return found
+    return None
+
+
 def _load(path: Path, line_no: int, line: str) -> dict:
     try:
         value = json.loads(line)
     except json.JSONDecodeError as exc:
         raise ImportFormatError(f"{path}, line {line_no}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-    except (ValueError, RecursionError):  # an integer too long to convert, or nesting past the interpreter's limit
-        raise ImportFormatError(f"{path}, line {line_no}: not JSON this can read (nested too deeply, or a number "
-                                "too long)") from None
+    except RecursionError:
+        raise ImportFormatError(f"{path}, line {line_no}: JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise ImportFormatError(f"{path}, line {line_no}: not valid JSON ({exc})") from None
     if not isinstance(value, dict):
         raise ImportFormatError(f"{path}, line {line_no}: expected a JSON object, found {type(value).__name__}")
+    where = _unencodable(value)
+    if where is not None:
+        raise ImportFormatError(f"{path}, line {line_no}: {where}: not valid Unicode (a lone surrogate escape)")
     return value
 
 
@@ -259,16 +290,11 @@ def detect_kind(path: Path) -> InputKind:
 
     A .json/.jsonl file that is neither is refused rather than imported as prose.
     """
-    first = ""
-    with path.open(encoding="utf-8-sig") as handle:
-        for line in handle:
-            if line.strip():
-                first = line.strip()
-                break
+    first = next((line.strip() for _, line in read_lines(path) if line.strip()), "")
     if first.startswith("{"):
         try:
             value = json.loads(first)
-        except (ValueError, RecursionError):  # not JSON, a number too long, nesting past the interpreter's limit
+        except (ValueError, RecursionError):
             value = None
         if isinstance(value, dict):
             if value.get("type") == "header" and value.get("format") == FORMAT:
@@ -281,3 +307,60 @@ def detect_kind(path: Path) -> InputKind:
             "entity or relation. Pass --format to say."
         )
     return "text"
+
+
+# --- reading files: UTF-8, with the line and byte of what is wrong ---------------
+
+
+def _not_utf8(path: Path, line_no: int, offset: int, byte: int) -> ImportFormatError:
+    return ImportFormatError(
+        f"{path}, line {line_no}: not UTF-8 text (byte {offset} of the file is 0x{byte:02x});"
+        " save it as UTF-8 and import it again"
+    )
+
+
+def _unreadable(path: Path, exc: OSError) -> ImportFormatError:
+    return ImportFormatError(f"cannot read {path}: {exc.strerror or exc}")
+
+
+def read_lines(path: Path) -> Generator[tuple[int, str], None, None]:
+    """(line number, text) of every line, decoded as strict UTF-8 with a leading BOM dropped.
+
+    Streamed, so a large export is never held whole; a byte that is not UTF-8 stops the
+    import with its line and offset instead of a decoder traceback.
+    """
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    with handle:
+        offset, line_no = 0, 0
+        while True:
+            try:
+                raw = handle.readline()
+            except OSError as exc:
+                raise _unreadable(path, exc) from None
+            if not raw:
+                return
+            line_no += 1
+            skip = len(codecs.BOM_UTF8) if line_no == 1 and raw.startswith(codecs.BOM_UTF8) else 0
+            try:
+                text = raw[skip:].decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _not_utf8(path, line_no, offset + skip + exc.start, raw[skip + exc.start]) from None
+            offset += len(raw)
+            yield line_no, text
+
+
+def read_text(path: Path) -> str:
+    """The whole file as strict UTF-8 (a leading BOM dropped), or an error naming the line and byte."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        return data[skip:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = skip + exc.start
+        raise _not_utf8(path, data.count(b"\n", 0, at) + 1, at, data[at]) from None

@@ -1,19 +1,21 @@
 """Read a memwal export back into a database, keeping ids; and wait for the vectors.
 
 Rows keep their ids, and a row already present is skipped, so importing a file twice
-changes nothing and a second run after an interruption picks up where the first
-stopped. Each batch is validated completely before it is written in one
-transaction: a malformed line stops the import with its line number, and nothing of
-its batch is written.
+changes nothing. The whole file is written in one transaction, parsed as it is read:
+a malformed line, a record that names another owner's id, or a file shorter than its
+header says stops the import with the line, and nothing of the file is stored.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,15 +26,14 @@ from ..errors import InvalidInput
 from ..service import MemoryService
 from ..store import memories
 from ..store import transfer as store
-from .format import Header, ImportFormatError, parse_header, parse_record
+from .format import Header, ImportFormatError, parse_header, parse_record, read_lines
 
 log = logging.getLogger(__name__)
 
-# Rows per write transaction: large enough to amortize the commit, small enough that
-# the curation worker and recalls in other processes never wait long for the lock.
-BATCH_ROWS = 250
 # Give up waiting for vectors when none were added for this long (model gone, wrong dimension).
 EMBED_STALL_S = 120.0
+# Progress is advanced once per this many records.
+_TICK = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,75 +58,91 @@ def _target_owners(path: Path, header: Header, owner: str | None) -> dict[str, s
     return {o: owner for o in header.owners}
 
 
-async def import_native(
-    service: MemoryService,
-    path: Path,
-    owner: str | None,
-    progress: bool = False,
-    batch_rows: int = BATCH_ROWS,
-) -> ImportSummary:
-    """Import a memwal export. With `owner`, a one-owner file is written under that owner;
-    with None, every record keeps the owner it has in the file."""
-    added: Counter[str] = Counter()
-    skipped: Counter[str] = Counter()
-    seen: Counter[str] = Counter()
-    with path.open(encoding="utf-8-sig") as handle:
-        first = handle.readline()
-        if not first.strip():
-            raise ImportFormatError(f"{path} is empty: a memwal export starts with a header line")
-        header = parse_header(path, first)
-        owners = _target_owners(path, header, owner)
-        total = sum(header.counts.values()) if header.counts else None
-        with tqdm(total=total, desc="import", unit="record", file=sys.stderr, disable=not progress) as bar:
-            batch: list[store.ImportRow] = []
-            batch_start = line_no = 2
-            for line_no, line in enumerate(handle, start=2):
+@dataclass(frozen=True, slots=True)
+class _FileRecords:
+    """The file's records under their target owners, as (line, row). Read on the writer's
+    thread inside the import's transaction, so an error here rolls back what came before
+    it; each iteration reads the file from the top, so a retried transaction starts over."""
+
+    path: Path
+    header: Header
+    owners: dict[str, str]
+    bar: tqdm
+
+    def __iter__(self) -> Iterator[tuple[int, store.ImportRow]]:
+        self.bar.reset(total=self.bar.total)
+        seen: Counter[str] = Counter()
+        pending = 0
+        with closing(read_lines(self.path)) as lines:
+            next(lines, None)  # the header, parsed before
+            for line_no, line in lines:
                 if not line.strip():
                     continue
-                row = parse_record(path, line_no, line)
-                if row.owner not in owners:
+                row = parse_record(self.path, line_no, line)
+                if row.owner not in self.owners:
                     raise ImportFormatError(
-                        f"{path}, line {line_no}: record of owner {row.owner!r}, whom the header does not list"
+                        f"{self.path}, line {line_no}: record of owner {row.owner!r}, whom the header does not list"
                     )
-                if owners[row.owner] != row.owner:
-                    row = dataclasses.replace(row, owner=owners[row.owner])
-                batch.append(row)
+                if self.owners[row.owner] != row.owner:
+                    row = dataclasses.replace(row, owner=self.owners[row.owner])
                 seen[_kind(row)] += 1
-                if len(batch) >= batch_rows:
-                    await _write(service, path, batch, (batch_start, line_no), added, skipped)
-                    bar.update(len(batch))
-                    batch, batch_start = [], line_no + 1
-            await _write(service, path, batch, (batch_start, line_no), added, skipped)
-            bar.update(len(batch))
+                yield line_no, row
+                pending += 1
+                if pending == _TICK:
+                    self.bar.update(pending)
+                    pending = 0
+        self.bar.update(pending)
+        counts = self.header.counts
+        if counts is not None and {k: v for k, v in counts.items() if v} != dict(seen):
+            raise ImportFormatError(
+                f"{self.path} holds {sum(seen.values())} records but its header lists {sum(counts.values())}: the"
+                " file is incomplete (was the export interrupted?); nothing was imported"
+            )
+
+
+def _header(path: Path) -> Header:
+    with closing(read_lines(path)) as lines:
+        first = next(lines, (1, ""))[1]
+    if not first.strip():
+        raise ImportFormatError(f"{path} is empty: a memwal export starts with a header line")
+    return parse_header(path, first)
+
+
+async def import_native(service: MemoryService, path: Path, owner: str | None, progress: bool = False) -> ImportSummary:
+    """Import a memwal export. With `owner`, a one-owner file is written under that owner;
+    with None, every record keeps the owner it has in the file."""
+    header = _header(path)
+    owners = _target_owners(path, header, owner)
+    total = sum(header.counts.values()) if header.counts else None
+    with tqdm(total=total, desc="import", unit="record", file=sys.stderr, disable=not progress) as bar:
+        try:
+            outcome = await service.db.write(store.import_rows, _FileRecords(path, header, owners, bar))
+        except store.RecordRefused as exc:
+            line = exc.line if exc.line is not None else _line_of(path, exc.kind, exc.key)
+            where = f"{path}, line {line}" if line is not None else str(path)
+            raise ImportFormatError(f"{where}: {exc.reason}; nothing was imported") from None
+    for target, memory_id in outcome.to_forget:
+        await service.forget(target, memory_id, retired_too=True)  # the source forgot it: so must this one
     service.worker.wake()  # imported memories need vectors; imported queued jobs need curating
-    if header.counts is not None and {k: v for k, v in header.counts.items() if v} != dict(seen):
-        expected = sum(header.counts.values())
-        raise ImportFormatError(
-            f"{path} holds {sum(seen.values())} records but its header lists {expected}: the file is incomplete "
-            "(was the export interrupted?). What it holds was imported; import the complete file to finish."
-        )
-    return ImportSummary(str(path), "memwal", sorted(set(owners.values())), dict(added), dict(skipped))
+    return ImportSummary(str(path), "memwal", sorted(set(owners.values())), outcome.added, outcome.skipped)
 
 
-async def _write(
-    service: MemoryService,
-    path: Path,
-    batch: list[store.ImportRow],
-    lines: tuple[int, int],
-    added: Counter[str],
-    skipped: Counter[str],
-) -> None:
-    """One batch, one transaction; then forget what the file's tombstones say is forgotten."""
-    if not batch:
-        return
-    try:
-        outcome = await service.db.write(store.import_batch, batch)
-    except InvalidInput as exc:
-        raise InvalidInput(f"{path}, lines {lines[0]}-{lines[1]}: {exc}") from exc
-    for owner, memory_id in outcome.to_forget:
-        await service.forget(owner, memory_id, retired_too=True)  # the source forgot it: so must this one
-    added.update(outcome.added)
-    skipped.update(outcome.skipped)
+def _line_of(path: Path, kind: str | None, key: dict[str, object]) -> int | None:
+    """The line of the record a refusal names (looked up only when something was refused).
+    A forgotten memory's row comes from its tombstone, which names it `memory_id`."""
+    wanted = [(kind, key)]
+    if kind == "memory":
+        wanted.append(("tombstone", {"memory_id": key.get("id")}))
+    for line_no, line in read_lines(path):
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict) and any(
+            value.get("type") == k and all(value.get(name) == v for name, v in fields.items()) for k, fields in wanted
+        ):
+            return line_no
+    return None
 
 
 def _kind(row: store.ImportRow) -> str:
