@@ -323,7 +323,7 @@ def _history(conn: sqlite3.Connection, owner: str, memory_id: str) -> History:
     if found is None:
         raise NotFound(f"no memory with id {memory_id!r}")
     row, status, into = found
-    merged_from = memories.retired_into(conn, memory_id)
+    merged_from = memories.retired_into(conn, owner, memory_id)
     revisions = [
         RevisionRecord(r.body, r.decision, r.job_id, r.llm_model, r.guard,
                        tuple(r.merged_ids.split(",")) if r.merged_ids else (), r.created_at)

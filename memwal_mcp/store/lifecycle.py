@@ -32,15 +32,17 @@ class Forgotten:
     wal_cleared: bool = True  # False: a reader kept the write-ahead log from being emptied
 
 
-def _folded_into(conn: sqlite3.Connection, memory_id: str) -> list[tuple[int, str]]:
-    """(rowid, id) of the memory and, recursively, of every memory retired into it."""
+def _folded_into(conn: sqlite3.Connection, owner: str, memory_id: str) -> list[tuple[int, str]]:
+    """(rowid, id) of the memory and, recursively, of every memory of the same owner retired into it.
+    The owner filter is the wall: a row of another owner naming this id (only a damaged or hostile
+    store holds one) is never erased with it."""
     found: list[tuple[int, str]] = []
     frontier = [memory_id]
     while frontier:
         marks = ",".join("?" * len(frontier))
         rows = conn.execute(
-            f"SELECT rowid, id FROM memories WHERE id IN ({marks}) OR retired_into IN ({marks})",
-            (*frontier, *frontier),
+            f"SELECT rowid, id FROM memories WHERE owner = ? AND (id IN ({marks}) OR retired_into IN ({marks}))",
+            (owner, *frontier, *frontier),
         ).fetchall()
         known = {mid for _, mid in found}
         fresh = [(rowid, mid) for rowid, mid in rows if mid not in known]
@@ -110,7 +112,7 @@ def _erase(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bo
         if status == "forgotten":
             jobs = conn.execute("SELECT jobs FROM forgotten WHERE memory_id = ?", (memory_id,)).fetchone()
             return Forgotten((memory_id,), jobs[0] if jobs else 0)
-        targets = _folded_into(conn, memory_id)
+        targets = _folded_into(conn, owner, memory_id)
         ids = [mid for _, mid in targets]
         rowids = [rowid for rowid, _ in targets]
         id_marks = ",".join("?" * len(ids))

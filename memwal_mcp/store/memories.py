@@ -425,9 +425,14 @@ def revisions(conn: sqlite3.Connection, rowid: int) -> list[Revision]:
     return [Revision(*row) for row in rows]
 
 
-def retired_into(conn: sqlite3.Connection, memory_id: str) -> list[str]:
-    """Ids of memories a CONSOLIDATE folded into this one (directly)."""
-    return [r[0] for r in conn.execute("SELECT id FROM memories WHERE retired_into = ? ORDER BY rowid", (memory_id,))]
+def retired_into(conn: sqlite3.Connection, owner: str, memory_id: str) -> list[str]:
+    """Ids of the owner's memories a CONSOLIDATE folded into this one (directly)."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM memories WHERE owner = ? AND retired_into = ? ORDER BY rowid", (owner, memory_id)
+        )
+    ]
 
 
 def unretire(conn: sqlite3.Connection, owner: str, memory_id: str, from_id: str) -> bool:
