@@ -285,3 +285,75 @@ async def test_nominees_never_cross_owners_or_namespaces(make_settings, embedder
     assert len(llm.requests) == 1
     prompt = llm.user_messages()[0]
     assert prompt.count(PEANUT_PARAPHRASE) == 1  # the proposal only: bob's and 'work' copies are not candidates
+
+
+# --- nothing an LLM decides hides text from recall ---------------------------------
+
+DARK = "User prefers dark roast coffee"
+DARK_MORNINGS = "User prefers dark roast coffee in the morning only"
+
+
+def _proposal(request: dict) -> str:
+    return request["messages"][1]["content"].split("PROPOSAL:\n<<<\n", 1)[1].split("\n>>>", 1)[0]
+
+
+def _labels(request: dict) -> list[str]:
+    return re.findall(r"^\[(C\d+)\]", request["messages"][1]["content"], re.M)
+
+
+async def test_an_update_that_is_only_the_old_body_is_appended(make_settings, embedder):
+    """A merged body 60 % as long as the proposal that says none of its new words: a SKIP in disguise."""
+    with ScriptedLLM(lambda request: Reply(f"UPDATE C1\n---\n{DARK}")) as llm:
+        async with curating(make_settings, embedder, llm, curation={"nominator_threshold": 0.5}) as svc:
+            first = await remember_done(svc, DARK)
+            second = await remember_done(svc, DARK_MORNINGS)
+            found = await svc.recall("local", "morning only", limit=5)
+            history = await svc.history("local", first.memory_id)
+    assert second.decision == "appended" and second.memory_id == first.memory_id
+    assert history.body == f"{DARK}\n\n---\n_[merged {date.today().isoformat()}]_\n{DARK_MORNINGS}"
+    assert any("morning only" in hit.text for hit in found.hits)
+
+
+PROD_DB = (
+    "Prod DB is db.internal:5432 (PostgreSQL 16.2), backups at 02:00 UTC to s3://backups/prod, "
+    "retention 30 days, owner ops@example.org, runbook /srv/runbooks/db.md, config PGBOUNCER_POOL, "
+    "pool_size 20, max-connections 200, client asyncpg v0.29.0, since 2026-03-02, alerts via pagerDuty, "
+    "dashboard grafana.example.com, `pg_dump -Fc`, replica in eu-west-1, 8 vCPU"
+)
+
+
+async def test_an_update_that_drops_one_token_of_twenty_is_appended(make_settings, embedder):
+    proposal = "Prod DB replica moved to eu-west-2"
+    merged = PROD_DB.replace(":5432", "").replace("replica in eu-west-1", "replica moved to eu-west-2 (was eu-west-1)")
+    with ScriptedLLM(lambda request: Reply(f"UPDATE C1\n---\n{merged}")) as llm:
+        async with curating(make_settings, embedder, llm, curation={"nominator_threshold": 0.3}) as svc:
+            first = await remember_done(svc, PROD_DB)
+            second = await remember_done(svc, proposal)
+            found = await svc.recall("local", "5432", limit=3)
+            history = await svc.history("local", first.memory_id)
+    assert len(llm.requests) == 1
+    assert second.decision == "appended" and "5432" in (history.revisions[0].guard or "")
+    assert any("db.internal:5432" in hit.text for hit in found.hits)
+
+
+async def test_a_consolidate_that_drops_one_targets_token_keeps_that_target(make_settings, embedder):
+    limit = "Prod DB connection limit is 600 rpm per client"
+    proposal = "Prod DB at db.internal:5432 is PostgreSQL 16.2"
+
+    def script(request: dict) -> Reply:
+        if _proposal(request) != proposal:
+            return Reply("CREATE")
+        # Every token of PROD_DB and the proposal, but not "600 rpm" of the other target.
+        return Reply(f"CONSOLIDATE {' '.join(_labels(request))}\n---\n{PROD_DB}; connection limit per client")
+
+    with ScriptedLLM(script) as llm:
+        async with curating(make_settings, embedder, llm, curation={"nominator_threshold": 0.3}) as svc:
+            await remember_done(svc, PROD_DB)
+            other = await remember_done(svc, limit)
+            last = await remember_done(svc, proposal)
+            assert "[C2]" in llm.user_messages()[-1], "the proposal must nominate both"
+            found = await svc.recall("local", "600 rpm connection limit", limit=3)
+            kept = await svc.history("local", other.memory_id)
+    assert last.decision == "appended"
+    assert kept.status == "live" and kept.body == limit
+    assert found.hits[0].text == limit
