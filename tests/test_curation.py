@@ -6,10 +6,14 @@ Real SQLite file, the real bundled model, and a scripted OpenAI-compatible serve
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -291,6 +295,7 @@ async def test_nominees_never_cross_owners_or_namespaces(make_settings, embedder
 
 DARK = "User prefers dark roast coffee"
 DARK_MORNINGS = "User prefers dark roast coffee in the morning only"
+MEMWAL = Path(sys.executable).parent / "memwal-mcp"
 
 
 def _proposal(request: dict) -> str:
@@ -299,6 +304,49 @@ def _proposal(request: dict) -> str:
 
 def _labels(request: dict) -> list[str]:
     return re.findall(r"^\[(C\d+)\]", request["messages"][1]["content"], re.M)
+
+
+def _stats_cli(db: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWAL_")}
+    env |= {"MEMWAL_DB_PATH": str(db), "XDG_CONFIG_HOME": str(db.parent / "xdg-config")}
+    done = subprocess.run([str(MEMWAL), "stats"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+async def test_a_skip_that_would_hide_words_creates_the_proposal_instead(make_settings, embedder):
+    with ScriptedLLM(lambda request: Reply("SKIP C1")) as llm:
+        async with curating(make_settings, embedder, llm, curation={"nominator_threshold": 0.5}) as svc:
+            first = await remember_done(svc, DARK)
+            second = await remember_done(svc, DARK_MORNINGS)
+            found = await svc.recall("local", "morning only", limit=5)
+            bodies = await live_bodies(svc)
+            marks = await counters(svc)
+            db = svc.settings.db_path
+    assert len(llm.requests) == 1  # the LLM was asked, and answered SKIP
+    assert second.decision == "created" and second.memory_id != first.memory_id
+    assert bodies == [DARK, DARK_MORNINGS]
+    assert DARK_MORNINGS in [hit.text for hit in found.hits]
+    assert marks["curation_llm_decision_skip"] == 1 and marks["curation_guard_skip_refused"] == 1
+    assert re.search(r"^\s*curation_guard_skip_refused\s+1$", _stats_cli(db), re.M)
+
+
+async def test_a_skip_of_a_rewording_is_folded_and_journalled_as_skipped(make_settings, embedder):
+    rewording = "Dark roast coffee is what the user prefers"
+    with ScriptedLLM(lambda request: Reply("SKIP C1")) as llm:
+        async with curating(make_settings, embedder, llm, curation={"nominator_threshold": 0.5}) as svc:
+            first = await remember_done(svc, DARK)
+            skipped = await remember_done(svc, rewording)
+            repeat = await remember_done(svc, "  user prefers DARK roast coffee ")  # exact text: no LLM
+            bodies = await live_bodies(svc)
+            history = await svc.history("local", first.memory_id)
+            marks = await counters(svc)
+    assert len(llm.requests) == 1
+    assert skipped.decision == "skipped" and skipped.memory_id == first.memory_id
+    assert repeat.decision == "occurrence" and repeat.memory_id == first.memory_id
+    assert bodies == [DARK]
+    assert {job.id for job in history.jobs} == {first.id, skipped.id, repeat.id}
+    assert "curation_guard_skip_refused" not in marks
 
 
 async def test_an_update_that_is_only_the_old_body_is_appended(make_settings, embedder):

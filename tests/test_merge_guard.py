@@ -266,3 +266,55 @@ def test_deleting_any_one_content_word_makes_the_guard_fail(pieces, separator):
         lossy = re.sub(r"\w+", drop, body)
         result = check_merge([body], lossy)
         assert not result.passed and (result.missing_words or not lossy.strip()), (stem, body)
+
+
+# --- SKIP: the target must already say everything the proposal says -----------------
+
+
+def _skip(proposal: str, target: str):
+    return plan_outcome(proposal, LLMDecision("skip", (Nominee(1, "m_x", target, 0.9),), None))
+
+
+def test_a_skip_that_would_hide_words_is_created_instead():
+    plan = _skip("User prefers dark roast coffee in the morning only", "User prefers dark roast coffee")
+    assert plan.kind == "create" and plan.decision == "created"
+    assert "curation_guard_skip_refused" in plan.markers and "curation_llm_decision_skip" in plan.markers
+    assert "morning" in plan.reason
+
+
+@pytest.mark.parametrize(
+    ("proposal", "target"),
+    [
+        ("User does not like coffee", "User likes coffee"),
+        ("User doesn't like coffee", "User likes coffee"),
+        ("User never drinks coffee", "User drinks coffee"),
+        ("Postgres listens on db.internal:5432", "Postgres listens on db.internal"),
+        ("User prefers only dark roast coffee", "User prefers dark roast coffee"),
+    ],
+)
+def test_a_skip_that_would_hide_a_negation_a_qualifier_or_a_token_is_refused(proposal, target):
+    assert _skip(proposal, target).kind == "create"
+
+
+@pytest.mark.parametrize(
+    ("proposal", "target"),
+    [
+        ("Dark roast coffee is what the user prefers", "User prefers dark roast coffee"),
+        ("The user is allergic to peanuts!", "The user is allergic to peanuts"),
+        ("User doesn't like coffee", "The user does not like coffee"),
+        ("User prefers dark roast coffees", "The user prefers dark roast coffee"),
+    ],
+)
+def test_a_skip_of_a_rewording_is_still_a_skip(proposal, target):
+    plan = _skip(proposal, target)
+    assert plan.kind == "skip" and plan.decision == "skipped" and plan.target is not None
+    assert "curation_guard_skip_refused" not in plan.markers
+
+
+@settings(max_examples=200, deadline=None)
+@given(pieces=_pieces, separator=_separator, extra=_planted.filter(lambda p: p[1] == [p[0]]).map(lambda p: p[0]))
+def test_a_skip_holds_only_while_the_proposal_adds_nothing(pieces, separator, extra):
+    target, _ = _assemble(pieces, separator)
+    assert _skip(f"The {target}.", target).kind == "skip"
+    if _delete(target, extra) == target:  # the target does not have it
+        assert _skip(f"{target}{separator}{extra}", target).kind == "create"

@@ -13,7 +13,9 @@ good as lost. A merged body therefore keeps, case-insensitively, 100 % of:
 
 and it is at least 60 % as long as the longest source. A merge that fails is not
 written: the caller appends the proposal to the existing body instead, so nothing can
-be lost.
+be lost. A SKIP ("the proposal adds nothing") is held to the same measure against its
+target (`check_skip`): a proposal with a token or a content word the target lacks is
+not hidden behind it.
 """
 
 from __future__ import annotations
@@ -230,6 +232,14 @@ def check_merge(sources: Sequence[str], merged: str | None) -> GuardResult:
     length_ratio = 1.0 if longest == 0 else len(merged.strip()) / longest
     passed = retention >= MIN_RETENTION and length_ratio >= MIN_LENGTH_RATIO
     return GuardResult(passed, retention, length_ratio, missing_tokens, missing_words)
+
+
+def check_skip(proposal: str, target: str) -> GuardResult:
+    """Judge a SKIP: the target must already say everything the proposal says. Its length
+    does not matter: a short target that holds every word and token hides nothing."""
+    missing_tokens, missing_words, total = _lost([proposal], target)
+    retention = _retention(missing_tokens, missing_words, total)
+    return GuardResult(retention >= MIN_RETENTION, retention, 1.0, missing_tokens, missing_words)
 
 
 def append_body(existing: str, proposal: str, today: date | None = None) -> str:
