@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import date
@@ -405,3 +406,44 @@ async def test_a_consolidate_that_drops_one_targets_token_keeps_that_target(make
     assert last.decision == "appended"
     assert kept.status == "live" and kept.body == limit
     assert found.hits[0].text == limit
+
+
+async def test_a_consolidation_planned_before_a_forget_does_not_bring_the_forgotten_text_back(make_settings, embedder):
+    code = "The user's garage door code is 4417"
+    key = "The spare garage key hides under the blue flowerpot"
+    proposal = "The garage code 4417 opens the door; the spare key is under the flowerpot"
+    merged = "The user's garage door code is 4417 (it opens the door); the spare garage key hides under the blue flowerpot."
+    asked, resume = threading.Event(), threading.Event()
+
+    def script(request: dict) -> Reply:
+        if _proposal(request) != proposal:
+            return Reply("CREATE")
+        asked.set()
+        resume.wait(20)  # the test forgets one target while the LLM "thinks"
+        return Reply(f"CONSOLIDATE {' '.join(_labels(request))}\n---\n{merged}")
+
+    with ScriptedLLM(script) as llm:
+        settings = make_settings(llm={"base_url": llm.base_url, "model": "scripted", "timeout_s": 30},
+                                 curation={"nominator_threshold": 0.3})
+        svc = MemoryService(settings, embedder=embedder)
+        async with svc.running():
+            await remember_done(svc, code)
+            forgotten = await remember_done(svc, key)
+            outcome: dict[str, Any] = {}
+
+            async def propose() -> None:
+                outcome["job"] = await remember_done(svc, proposal)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(propose)
+                assert await anyio.to_thread.run_sync(asked.wait, 20)
+                await svc.forget("local", forgotten.memory_id)
+                resume.set()
+            assert "[C2]" in llm.user_messages()[-1], "the proposal must nominate both"
+            bodies = await live_bodies(svc)
+            found = await svc.recall("local", "blue flowerpot", limit=5)
+            marks = await counters(svc)
+    assert outcome["job"].decision == "created"
+    assert sorted(bodies) == sorted([code, proposal])
+    assert not any("blue" in hit.text for hit in found.hits)
+    assert marks["curation_decision_stale"] == 1 and "curation_guard_pass" not in marks
