@@ -6,10 +6,15 @@ Real SQLite file, the real bundled model, and a scripted OpenAI-compatible serve
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -285,3 +290,160 @@ async def test_nominees_never_cross_owners_or_namespaces(make_settings, embedder
     assert len(llm.requests) == 1
     prompt = llm.user_messages()[0]
     assert prompt.count(PEANUT_PARAPHRASE) == 1  # the proposal only: bob's and 'work' copies are not candidates
+
+
+# --- nothing an LLM decides hides text from recall ---------------------------------
+
+DARK = "User prefers dark roast coffee"
+DARK_MORNINGS = "User prefers dark roast coffee in the morning only"
+MEMWAL = Path(sys.executable).parent / "memwal-mcp"
+
+
+def _proposal(request: dict) -> str:
+    return request["messages"][1]["content"].split("PROPOSAL:\n<<<\n", 1)[1].split("\n>>>", 1)[0]
+
+
+def _labels(request: dict) -> list[str]:
+    return re.findall(r"^\[(C\d+)\]", request["messages"][1]["content"], re.M)
+
+
+def _stats_cli(db: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWAL_")}
+    env |= {"MEMWAL_DB_PATH": str(db), "XDG_CONFIG_HOME": str(db.parent / "xdg-config")}
+    done = subprocess.run([str(MEMWAL), "stats"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+async def test_a_skip_that_would_hide_words_creates_the_proposal_instead(make_settings, embedder):
+    with ScriptedLLM(lambda request: Reply("SKIP C1")) as llm:
+        async with curating(make_settings, embedder, llm, curation={"nominator_threshold": 0.5}) as svc:
+            first = await remember_done(svc, DARK)
+            second = await remember_done(svc, DARK_MORNINGS)
+            found = await svc.recall("local", "morning only", limit=5)
+            bodies = await live_bodies(svc)
+            marks = await counters(svc)
+            db = svc.settings.db_path
+    assert len(llm.requests) == 1  # the LLM was asked, and answered SKIP
+    assert second.decision == "created" and second.memory_id != first.memory_id
+    assert bodies == [DARK, DARK_MORNINGS]
+    assert DARK_MORNINGS in [hit.text for hit in found.hits]
+    assert marks["curation_llm_decision_skip"] == 1 and marks["curation_guard_skip_refused"] == 1
+    assert re.search(r"^\s*curation_guard_skip_refused\s+1$", _stats_cli(db), re.M)
+
+
+async def test_a_skip_of_a_rewording_is_folded_and_journalled_as_skipped(make_settings, embedder):
+    rewording = "Dark roast coffee is what the user prefers"
+    with ScriptedLLM(lambda request: Reply("SKIP C1")) as llm:
+        async with curating(make_settings, embedder, llm, curation={"nominator_threshold": 0.5}) as svc:
+            first = await remember_done(svc, DARK)
+            skipped = await remember_done(svc, rewording)
+            repeat = await remember_done(svc, "  user prefers DARK roast coffee ")  # exact text: no LLM
+            bodies = await live_bodies(svc)
+            history = await svc.history("local", first.memory_id)
+            marks = await counters(svc)
+    assert len(llm.requests) == 1
+    assert skipped.decision == "skipped" and skipped.memory_id == first.memory_id
+    assert repeat.decision == "occurrence" and repeat.memory_id == first.memory_id
+    assert bodies == [DARK]
+    assert {job.id for job in history.jobs} == {first.id, skipped.id, repeat.id}
+    assert "curation_guard_skip_refused" not in marks
+
+
+async def test_an_update_that_is_only_the_old_body_is_appended(make_settings, embedder):
+    """A merged body 60 % as long as the proposal that says none of its new words: a SKIP in disguise."""
+    with ScriptedLLM(lambda request: Reply(f"UPDATE C1\n---\n{DARK}")) as llm:
+        async with curating(make_settings, embedder, llm, curation={"nominator_threshold": 0.5}) as svc:
+            first = await remember_done(svc, DARK)
+            second = await remember_done(svc, DARK_MORNINGS)
+            found = await svc.recall("local", "morning only", limit=5)
+            history = await svc.history("local", first.memory_id)
+    assert second.decision == "appended" and second.memory_id == first.memory_id
+    assert history.body == f"{DARK}\n\n---\n_[merged {date.today().isoformat()}]_\n{DARK_MORNINGS}"
+    assert any("morning only" in hit.text for hit in found.hits)
+
+
+PROD_DB = (
+    "Prod DB is db.internal:5432 (PostgreSQL 16.2), backups at 02:00 UTC to s3://backups/prod, "
+    "retention 30 days, owner ops@example.org, runbook /srv/runbooks/db.md, config PGBOUNCER_POOL, "
+    "pool_size 20, max-connections 200, client asyncpg v0.29.0, since 2026-03-02, alerts via pagerDuty, "
+    "dashboard grafana.example.com, `pg_dump -Fc`, replica in eu-west-1, 8 vCPU"
+)
+
+
+async def test_an_update_that_drops_one_token_of_twenty_is_appended(make_settings, embedder):
+    proposal = "Prod DB replica moved to eu-west-2"
+    merged = PROD_DB.replace(":5432", "").replace("replica in eu-west-1", "replica moved to eu-west-2 (was eu-west-1)")
+    with ScriptedLLM(lambda request: Reply(f"UPDATE C1\n---\n{merged}")) as llm:
+        async with curating(make_settings, embedder, llm, curation={"nominator_threshold": 0.3}) as svc:
+            first = await remember_done(svc, PROD_DB)
+            second = await remember_done(svc, proposal)
+            found = await svc.recall("local", "5432", limit=3)
+            history = await svc.history("local", first.memory_id)
+    assert len(llm.requests) == 1
+    assert second.decision == "appended" and "5432" in (history.revisions[0].guard or "")
+    assert any("db.internal:5432" in hit.text for hit in found.hits)
+
+
+async def test_a_consolidate_that_drops_one_targets_token_keeps_that_target(make_settings, embedder):
+    limit = "Prod DB connection limit is 600 rpm per client"
+    proposal = "Prod DB at db.internal:5432 is PostgreSQL 16.2"
+
+    def script(request: dict) -> Reply:
+        if _proposal(request) != proposal:
+            return Reply("CREATE")
+        # Every token of PROD_DB and the proposal, but not "600 rpm" of the other target.
+        return Reply(f"CONSOLIDATE {' '.join(_labels(request))}\n---\n{PROD_DB}; connection limit per client")
+
+    with ScriptedLLM(script) as llm:
+        async with curating(make_settings, embedder, llm, curation={"nominator_threshold": 0.3}) as svc:
+            await remember_done(svc, PROD_DB)
+            other = await remember_done(svc, limit)
+            last = await remember_done(svc, proposal)
+            assert "[C2]" in llm.user_messages()[-1], "the proposal must nominate both"
+            found = await svc.recall("local", "600 rpm connection limit", limit=3)
+            kept = await svc.history("local", other.memory_id)
+    assert last.decision == "appended"
+    assert kept.status == "live" and kept.body == limit
+    assert found.hits[0].text == limit
+
+
+async def test_a_consolidation_planned_before_a_forget_does_not_bring_the_forgotten_text_back(make_settings, embedder):
+    code = "The user's garage door code is 4417"
+    key = "The spare garage key hides under the blue flowerpot"
+    proposal = "The garage code 4417 opens the door; the spare key is under the flowerpot"
+    merged = "The user's garage door code is 4417 (it opens the door); the spare garage key hides under the blue flowerpot."
+    asked, resume = threading.Event(), threading.Event()
+
+    def script(request: dict) -> Reply:
+        if _proposal(request) != proposal:
+            return Reply("CREATE")
+        asked.set()
+        resume.wait(20)  # the test forgets one target while the LLM "thinks"
+        return Reply(f"CONSOLIDATE {' '.join(_labels(request))}\n---\n{merged}")
+
+    with ScriptedLLM(script) as llm:
+        settings = make_settings(llm={"base_url": llm.base_url, "model": "scripted", "timeout_s": 30},
+                                 curation={"nominator_threshold": 0.3})
+        svc = MemoryService(settings, embedder=embedder)
+        async with svc.running():
+            await remember_done(svc, code)
+            forgotten = await remember_done(svc, key)
+            outcome: dict[str, Any] = {}
+
+            async def propose() -> None:
+                outcome["job"] = await remember_done(svc, proposal)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(propose)
+                assert await anyio.to_thread.run_sync(asked.wait, 20)
+                await svc.forget("local", forgotten.memory_id)
+                resume.set()
+            assert "[C2]" in llm.user_messages()[-1], "the proposal must nominate both"
+            bodies = await live_bodies(svc)
+            found = await svc.recall("local", "blue flowerpot", limit=5)
+            marks = await counters(svc)
+    assert outcome["job"].decision == "created"
+    assert sorted(bodies) == sorted([code, proposal])
+    assert not any("blue" in hit.text for hit in found.hits)
+    assert marks["curation_decision_stale"] == 1 and "curation_guard_pass" not in marks

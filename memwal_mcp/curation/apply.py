@@ -199,14 +199,17 @@ def apply_plan(
             _renew(conn, lane, holder, settings.lease_s)
             now = time.time()
             markers = [*evaluation.markers, *plan.markers]
-            live = memories.memories_by_rowid(
-                conn, [n.rowid for n in ((plan.target,) if plan.target else ()) + plan.retire]
-            )
-            unchanged = plan.target is None or (
-                plan.target.rowid in live and live[plan.target.rowid].body == plan.target.body
-            )
-            if plan.kind == "create" or not unchanged:
-                memory_id, created = _create(conn, job, vector if plan.kind == "create" else None, model_id, now)
+            # The LLM judged the bodies it was shown. If any of them was forgotten or changed
+            # meanwhile (forget, undo), the plan is stale: writing it would bring forgotten text
+            # back or drop the new body, so the proposal is created on its own instead.
+            shown = ((plan.target,) if plan.target else ()) + plan.retire
+            live = memories.memories_by_rowid(conn, [n.rowid for n in shown])
+            stale = not all(n.rowid in live and live[n.rowid].body == n.body for n in shown)
+            if stale:
+                markers = [m for m in markers if not m.startswith("curation_guard_")] + ["curation_decision_stale"]
+            if plan.kind == "create" or stale:
+                # `vector` is the merged body's for a merge, the proposal's otherwise.
+                memory_id, created = _create(conn, job, vector if plan.kind != "merge" else None, model_id, now)
                 markers += created
                 decision = "created"
             elif plan.kind == "skip":
@@ -215,7 +218,6 @@ def apply_plan(
                 memory_id, decision = plan.target.id, "skipped"
             else:
                 assert plan.target is not None and plan.body is not None
-                retiring = [n for n in plan.retire if n.rowid in live]
                 memories.replace_body(
                     conn,
                     rowid=plan.target.rowid,
@@ -228,10 +230,10 @@ def apply_plan(
                     job_id=job.id,
                     llm_model=llm_model,
                     guard=plan.guard.reason if plan.guard else None,
-                    merged_ids=[n.id for n in retiring],
+                    merged_ids=[n.id for n in plan.retire],
                     now=now,
                 )
-                for nominee in retiring:
+                for nominee in plan.retire:
                     memories.retire(conn, nominee.rowid, plan.target.id, now)
                 memory_id, decision = plan.target.id, plan.decision
             job_store.mark_done(conn, job.id, decision, memory_id, now)
