@@ -24,8 +24,8 @@ def cli(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(("first", "second", "named"), [
     (DEEP, None, "cannot tell what"),  # the first line decides the format
-    ("HEADER", DEEP, "line 2: not JSON this can read (nested too deeply"),
-    ("HEADER", LONG_NUMBER, "line 2: not JSON this can read"),
+    ("HEADER", DEEP, "line 2: JSON nested too deeply"),
+    ("HEADER", LONG_NUMBER, "line 2: not valid JSON"),
 ], ids=["deep first line", "deep record", "long number"])
 def test_hostile_json_lines_are_refused_in_one_line(tmp_path: Path, first: str, second: str | None, named: str) -> None:
     db = tmp_path / "memwal.db"
