@@ -135,6 +135,8 @@ def score_queued(
 
     `repeats_fold`: curation is on, so a text whose normalized form a live memory of its lane
     (or an earlier text here) already has becomes an occurrence and adds no row."""
+    if not texts:
+        return Scored([], 0, 0)
     added: list[bool] = []
     seen: set[tuple[int, str]] = set()
     keys = [norm_key(item.text) for item in texts]
@@ -148,8 +150,8 @@ def score_queued(
         added.append(not repeat)
     added_rows = sum(added)
     added_chars = sum(len(item.text) for item, new in zip(texts, added) if new)
-    table = _owner_table(conn, lanes)
-    if not texts or not terms or table is None:
+    table = _owner_table(conn, lanes) if terms else None
+    if table is None:
         return Scored([None] * len(texts), added_rows, added_chars)
 
     scratch = _Scratch()
