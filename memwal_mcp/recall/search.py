@@ -112,6 +112,7 @@ class _WordsFirst:
     waiting_bm25: dict[int, float]
     queued: list[QueuedJob]
     queued_bm25: list[float | None]
+    queued_keys: list[str]
     added_rows: int  # what the queued jobs add to the owner's memories once curated
     added_chars: int
 
@@ -161,7 +162,7 @@ def _words_first(
         [unindexed_fts.QueuedText(job.text, job.lane_id) for job in queued], repeats_fold,
     )
     return _WordsFirst((ranks, exhausted), memories.memories_by_rowid(conn, list(ranks)), waiting, waiting_bm25,
-                       queued, scored.bm25, scored.added_rows, scored.added_chars)
+                       queued, scored.bm25, scored.keys, scored.added_rows, scored.added_chars)
 
 
 def _prepare(
@@ -316,8 +317,8 @@ async def search(
     )
     extra = [
         scorer.score(Hit(job.id, job.text, 0.0, job.namespace, job.created_at, job.created_at, pending=True,
-                         occurred_at=job.occurred_at, key=norm_key(job.text)), cosine, bm25)
-        for job, cosine, bm25 in zip(first.queued, queued_cosines, first.queued_bm25)
+                         occurred_at=job.occurred_at, key=key), cosine, bm25)
+        for job, cosine, bm25, key in zip(first.queued, queued_cosines, first.queued_bm25, first.queued_keys)
     ]
     extra = [s for s in extra if scorer.in_window(s.hit.when) and scorer.keeps(s)]
     waiting = {row.rowid: (row, cosine) for row, cosine in zip(first.waiting, waiting_cosines)}

@@ -42,6 +42,7 @@ class Scored:
     it), and what the texts add to the owner's live memories once curated."""
 
     bm25: list[float | None]
+    keys: list[str]  # norm_key of each text
     added_rows: int
     added_chars: int
 
@@ -136,7 +137,7 @@ def score_queued(
     `repeats_fold`: curation is on, so a text whose normalized form a live memory of its lane
     (or an earlier text here) already has becomes an occurrence and adds no row."""
     if not texts:
-        return Scored([], 0, 0)
+        return Scored([], [], 0, 0)
     added: list[bool] = []
     seen: set[tuple[int, str]] = set()
     keys = [norm_key(item.text) for item in texts]
@@ -152,7 +153,7 @@ def score_queued(
     added_chars = sum(len(item.text) for item, new in zip(texts, added) if new)
     table = _owner_table(conn, lanes) if terms else None
     if table is None:
-        return Scored([None] * len(texts), added_rows, added_chars)
+        return Scored([None] * len(texts), keys, added_rows, added_chars)
 
     scratch = _Scratch()
     try:
@@ -188,7 +189,7 @@ def score_queued(
             f = float(freq.get(doc, 0))
             score += weight * (f * (K1 + 1.0)) / (f + K1 * (1 - B + B * length / average))
         out.append(-1.0 * score)
-    return Scored(out, added_rows, added_chars)
+    return Scored(out, keys, added_rows, added_chars)
 
 
 def bm25_of_rows(
