@@ -340,7 +340,7 @@ async def search(
             by_rowid[rowid] = _Candidate(row, cosine, seen.bm25 if seen is not None else first.waiting_bm25.get(rowid))
         scored = [s for s in (scorer.score(_hit(c.row, 0.0), c.cosine, c.bm25) for c in by_rowid.values())
                   if scorer.keeps(s)]
-        hits = await _in_window(db, lanes, scorer, [s.hit for s in scored])
+        hits = await _in_window(db, lanes, scorer, scored)
         ranked = sorted([*hits, *(s.hit for s in extra)], key=_rank)
         groups = group_duplicates(ranked)
         if len(groups) >= params.limit or exhausted or k >= MAX_K:
@@ -350,21 +350,22 @@ async def search(
         k = min(MAX_K, k * 4)
 
 
-async def _in_window(db: Database, lanes: Sequence[int], scorer: _Scorer, hits: list[Hit]) -> list[Hit]:
+async def _in_window(db: Database, lanes: Sequence[int], scorer: _Scorer, scored: list[_Scored]) -> list[Hit]:
     """The memories inside since/until: by their own date, or by a repeat of their text
-    recorded with a date inside it (then shown with the latest such date)."""
+    recorded with a date inside it (then shown, and weighed by prefer_recent, with the latest
+    such date)."""
     if not scorer.windowed:
-        return hits
-    inside = [hit for hit in hits if scorer.in_window(hit.when)]
-    outside = [hit for hit in hits if not scorer.in_window(hit.when)]
+        return [s.hit for s in scored]
+    inside = [s.hit for s in scored if scorer.in_window(s.hit.when)]
+    outside = [s for s in scored if not scorer.in_window(s.hit.when)]
     if not outside:
         return inside
-    stored = await db.read(memories.copies_by_key, lanes, [hit.key or norm_key(hit.text) for hit in outside],
-                           scorer.p.since, scorer.p.until)
-    for hit in outside:
-        counted = stored.get(hit.key or norm_key(hit.text))
+    keys = [s.hit.key or norm_key(s.hit.text) for s in outside]
+    stored = await db.read(memories.copies_by_key, lanes, keys, scorer.p.since, scorer.p.until)
+    for s, key in zip(outside, keys):
+        counted = stored.get(key)
         if counted is not None and counted.total > 0 and counted.latest is not None:
-            inside.append(replace(hit, occurred_at=counted.latest))
+            inside.append(scorer.recency(replace(s.hit, score=s.relevance, occurred_at=counted.latest)))
     return inside
 
 
