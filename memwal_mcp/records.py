@@ -40,13 +40,16 @@ class Hit:
     namespace: str
     created_at: float
     updated_at: float
-    # Duplicate rows folded into this hit plus occurrences recorded on them.
+    # Copies of this fact folded into this hit: rows and recorded occurrences with the same
+    # normalized text, plus the similar facts a curation model folded into it (SKIP).
     copies: int = 0
     # True for a job the curation worker has not folded in yet (read-your-writes fallback).
     pending: bool = False
     occurred_at: float | None = None
     # norm_key() of the text when the store already knows it (saves normalizing at collapse).
     key: str | None = None
+    # Of `copies`, those a curation model folded in as adding nothing (not the same text).
+    folded_by_llm: int = 0
 
     @property
     def when(self) -> float:
@@ -60,6 +63,8 @@ class RecallResult:
     limit: int
     namespace: str
     hits: list[Hit] = field(default_factory=list)
+    # False when the query has no word or number to search for (so nothing can be relevant).
+    searchable: bool = True
 
     @property
     def collapsed(self) -> int:

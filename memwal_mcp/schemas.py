@@ -58,7 +58,13 @@ class HitOut(BaseModel):
     created_at: str
     updated_at: str
     occurred_at: str | None = Field(None, description="When it happened, if the rememberer said so")
-    copies: int = Field(description="Duplicate copies of this fact folded into this hit")
+    copies: int = Field(
+        description="Other copies of this fact folded into this hit, over everything stored in the searched "
+        "namespaces (within since/until): the same normalized text stored or remembered again, plus folded_by_llm"
+    )
+    folded_by_llm: int = Field(
+        0, description="Of copies, similar facts the curation model folded into this one as adding nothing (SKIP)"
+    )
     pending: bool = Field(False, description="Remembered but not curated yet")
 
     @classmethod
@@ -72,6 +78,7 @@ class HitOut(BaseModel):
             updated_at=_iso(hit.updated_at),
             occurred_at=_iso(hit.occurred_at) if hit.occurred_at is not None else None,
             copies=hit.copies,
+            folded_by_llm=hit.folded_by_llm,
             pending=hit.pending,
         )
 
@@ -80,7 +87,7 @@ class RecallOut(BaseModel):
     query: str
     limit: int
     namespace: str
-    collapsed: int = Field(description="Duplicate copies folded across all hits")
+    collapsed: int = Field(description="Copies folded across all hits (the sum of their copies)")
     hits: list[HitOut]
 
     @classmethod
@@ -185,7 +192,7 @@ class ListOut(BaseModel):
             memories=[
                 MemoryOut(
                     id=m.id, text=m.text, namespace=m.namespace, created_at=_iso(m.created_at),
-                    updated_at=_iso(m.updated_at), occurred_at=_iso(m.occurred_at) if m.occurred_at else None,
+                    updated_at=_iso(m.updated_at), occurred_at=_iso(m.occurred_at) if m.occurred_at is not None else None,
                     occurrences=m.occurrences,
                 )
                 for m in page.items
@@ -197,7 +204,8 @@ class ListOut(BaseModel):
 def list_text(out: ListOut) -> str:
     if not out.memories:
         return "No memories."
-    lines = [f"{m.id} [{(m.occurred_at or m.created_at)[:10]}] ({m.namespace}) {m.text}" for m in out.memories]
+    lines = [f"{m.id} [{(m.occurred_at if m.occurred_at is not None else m.created_at)[:10]}] ({m.namespace}) {m.text}"
+             for m in out.memories]
     if out.next_cursor:
         lines.append(f"(more: cursor={out.next_cursor})")
     return "\n".join(lines)

@@ -23,6 +23,7 @@ from .curation.llm import make_decider
 from .curation.worker import CurationWorker
 from .embedding import Embedder, LazyEmbedder
 from .errors import EmbeddingError, IdempotencyKeyReused, InvalidInput, NotFound
+from .recall.lexical import searchable
 from .recall.search import SearchParams, search
 from .recall.unindexed_vectors import UnindexedVectors
 from .records import (
@@ -44,8 +45,6 @@ log = logging.getLogger(__name__)
 # How often a waiter re-reads job state when no in-process signal arrives
 # (another process may be the one curating the lane).
 _POLL_S = 0.05
-# Most queued jobs a recall scores itself when curation is behind (each costs an embedding).
-MAX_PENDING_SCORED = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,9 +200,11 @@ class MemoryService:
             raise InvalidInput("prefer_recent must be true or false")
 
         lanes = [lane.id for lane in await self.db.read(job_store.owner_lanes, owner) if scope in ("*", lane.namespace)]
+        if not searchable(text):  # nothing to match, and a vector of it would "find" anything
+            return RecallResult(text, count, scope, searchable=False)
         if not lanes:
             return RecallResult(text, count, scope)
-        pending = await self._drain(owner, None if scope == "*" else scope)
+        pending = await self._drain(lanes)
         embedder = await self.embedder.get()
         recall = self.settings.recall
         params = SearchParams(
@@ -218,27 +219,28 @@ class MemoryService:
             dense_weight=recall.dense_weight,
             lexical_saturation=recall.lexical_saturation,
             recency_half_life_days=recall.recency_half_life_days,
+            min_relevance=recall.min_relevance,
+            repeats_fold=self.settings.curation.enabled,
         )
         hits = await search(self.db, embedder, lanes, params, pending, self._unindexed)
         return RecallResult(text, count, scope, hits)
 
-    async def _drain(self, owner: str, namespace: str | None) -> list[job_store.QueuedJob]:
-        """Read-your-writes: wait briefly for jobs queued before this recall; return those still queued."""
-        queued = await self.db.read(job_store.queued_jobs, owner, namespace)
-        if not queued:
-            return []
-        waiting = {job.id for job in queued}
+    async def _drain(self, lanes: list[int]) -> bool:
+        """Read-your-writes: wait briefly for the jobs queued in these lanes before this recall
+        to be curated. True when some still are (the search then scores queued jobs itself).
+
+        Polls cheap index lookups, not the queued texts: a backlog may hold megabytes."""
+        mark = await self.db.read(job_store.queued_mark, lanes)
+        if mark is None:
+            return False
         self.worker.hurry()
         deadline = time.monotonic() + self.settings.recall.read_your_writes_wait_ms / 1000
         while time.monotonic() < deadline:
             await self._wait_progress(deadline)
-            still = await self.db.read(job_store.queued_jobs, owner, namespace)
-            queued = [job for job in still if job.id in waiting]
-            if not queued:
-                return []
-        log.info("recall: %d remembered facts are not curated yet; searching their text directly", len(queued))
-        # The worker takes the oldest first, so the newest are the ones still waiting.
-        return queued[-MAX_PENDING_SCORED:]
+            if not await self.db.read(job_store.queued_through, lanes, mark):
+                return False
+        log.info("recall: remembered facts are not all curated yet; searching the queued text directly")
+        return True
 
     # --- history ---------------------------------------------------------------
 

@@ -107,7 +107,8 @@ TINY = [
     {"type": "memory", "id": "m1", "owner": "o1", "text": "The staging database listens on port 5433",
      "occurred_at": "2024-05-01T09:00:00Z"},
     {"type": "memory", "id": "m2", "owner": "o1", "text": "Priya adopted a corgi named Biscuit in April"},
-    {"type": "memory", "id": "m3", "owner": "o1", "text": "The team deploys on Tuesdays and Thursdays"},
+    # Related to m2 (recall returns relevant facts only), but not rank 1 for m2's query.
+    {"type": "memory", "id": "m3", "owner": "o1", "text": "Biscuit the corgi sleeps under Priya's desk at work"},
     {"type": "memory", "id": "m4", "owner": "o1", "text": "Lucía plays the violin"},
     {"type": "memory", "id": "m5", "owner": "o1", "text": "lucía  plays the VIOLIN"},  # same normalized text as m4
     {"type": "memory", "id": "m6", "owner": "o2", "text": "User prefers dark roast coffee"},

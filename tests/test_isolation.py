@@ -395,7 +395,9 @@ class IsolationDriver:
         strict = op.settle or op.scope in ("theirs", "ghost")
         if strict:
             await self.settle(op.owner)
-        arguments = {"query": query, "namespace": scope, "limit": op.limit}
+        # min_score 0: every fact is a candidate (not only relevant ones), so the reply can be
+        # checked for completeness against the model.
+        arguments = {"query": query, "namespace": scope, "limit": op.limit, "min_score": 0}
         reply = await self.ask(op.owner, "memwal_recall", arguments, echoed=[scope])
         assert not reply.is_error, reply.text
         result = reply.data
@@ -573,7 +575,8 @@ def service_call(service: MemoryService) -> Call:
                 out = StatusOut(jobs=[JobOut.of(job) for job in jobs])
                 return Reply(False, out.model_dump(), "\n".join(job_line(job) for job in out.jobs))
             if tool == "memwal_recall":
-                result = await service.recall(owner, arguments["query"], arguments.get("limit"), arguments.get("namespace"))
+                result = await service.recall(owner, arguments["query"], arguments.get("limit"), arguments.get("namespace"),
+                                              arguments.get("min_score"))
                 return Reply(False, RecallOut.of(result).model_dump(), recall_text(result))
             if tool == "memwal_history":
                 out = HistoryOut.of(await service.history(owner, arguments["memory_id"]))

@@ -32,6 +32,21 @@ SIX_OTHERS = [
     "The office wifi network is called Falcon",
     "Invoices are due within 30 days",
 ]
+# Nothing to do with coffee (bundled model: scores under 0.08 for the coffee queries here).
+UNRELATED = [
+    "Deploys go out on Fridays from us-east-1",
+    "The project database is PostgreSQL 16",
+    "Invoices are due within 30 days",
+    "The wifi password policy changed in 2025",
+    "Alice's birthday is on 2026-03-14",
+]
+# About coffee or drinks without being the same fact: what back-fill may return for "coffee".
+RELATED = [
+    "Bob likes his coffee black",
+    "Coffee machine in the office is broken",
+    "Espresso beans are ordered every Monday",
+    "The user drinks green tea in the afternoon",
+]
 
 HOSTILE_QUERIES = [
     'coffee" OR "',
@@ -92,14 +107,14 @@ async def remember_all(svc: MemoryService, owner: str, facts: list[str], namespa
 async def test_acceptance_duplicates_collapsed_and_said(service: MemoryService) -> None:
     for _ in range(5):
         await service.remember("local", COFFEE)
-    for fact in OTHERS:
+    for fact in [*RELATED, *OTHERS]:
         await service.remember("local", fact)
 
     result = await service.recall("local", "coffee", limit=5)
 
     assert len(result.hits) == 5
     assert len({normalize_text(t) for t in texts(result)}) == 5
-    assert set(texts(result)) == {COFFEE, *OTHERS}
+    assert set(texts(result)) == {COFFEE, *RELATED}  # the unrelated OTHERS do not pad the reply
     assert result.hits[0].text == COFFEE
     assert result.hits[0].copies == 4
     assert all(hit.copies == 0 for hit in result.hits[1:])
@@ -121,7 +136,7 @@ async def test_backfill_fills_the_limit_with_distinct_facts(
 ) -> None:
     svc = MemoryService(make_settings(curation={"enabled": False}), embedder=embedder)
     async with svc.running():
-        await remember_all(svc, "local", [COFFEE] * 30 + SIX_OTHERS)
+        await remember_all(svc, "local", [COFFEE] * 30 + RELATED + UNRELATED)
 
         result = await svc.recall("local", "dark roast coffee", limit=5)
         assert len(result.hits) == 5
@@ -129,22 +144,27 @@ async def test_backfill_fills_the_limit_with_distinct_facts(
         assert result.hits[0].text == COFFEE
         assert result.hits[0].copies == 29
 
+        # Every relevant fact, none of the unrelated ones: back-fill is not "anything stored".
         everything = await svc.recall("local", "dark roast coffee", limit=20)
-        assert sorted(texts(everything)) == sorted([COFFEE, *SIX_OTHERS])
+        assert sorted(texts(everything)) == sorted([COFFEE, *RELATED])
         assert everything.hits[0].copies == 29
 
-        exact = await svc.recall("local", "dark roast coffee", limit=7)
-        assert sorted(texts(exact)) == sorted([COFFEE, *SIX_OTHERS])
+        exact = await svc.recall("local", "dark roast coffee", limit=5)
+        assert sorted(texts(exact)) == sorted([COFFEE, *RELATED])
+
+        # An explicit min_score replaces the relevance rule: then every fact is a candidate.
+        anything = await svc.recall("local", "dark roast coffee", limit=20, min_score=0)
+        assert sorted(texts(anything)) == sorted([COFFEE, *RELATED, *UNRELATED])
 
 
 # --- scores ------------------------------------------------------------------
 
 
 async def test_scores_are_in_unit_range_best_first_and_min_score_filters(service: MemoryService) -> None:
-    await remember_all(service, "local", [COFFEE, *SIX_OTHERS])
+    await remember_all(service, "local", [COFFEE, *RELATED, *SIX_OTHERS])
     result = await service.recall("local", "which coffee does the user like", limit=10)
     scores = [hit.score for hit in result.hits]
-    assert len(scores) == 7
+    assert len(scores) >= 5
     assert all(0.0 <= s <= 1.0 for s in scores)
     assert scores == sorted(scores, reverse=True)
     assert result.hits[0].text == COFFEE
@@ -159,8 +179,9 @@ async def test_scores_are_in_unit_range_best_first_and_min_score_filters(service
     filtered = await service.recall("local", "which coffee does the user like", limit=10, min_score=floor)
     assert texts(filtered) == texts(result)[:3]
 
-    zero = await service.recall("local", "which coffee does the user like", limit=10, min_score=0)
-    assert texts(zero) == texts(result)
+    zero = await service.recall("local", "which coffee does the user like", limit=20, min_score=0)
+    assert texts(zero)[: len(scores)] == texts(result)
+    assert len(zero.hits) == 11  # min_score replaces the relevance rule
 
     nothing = await service.recall("local", "which coffee does the user like", limit=10, min_score=1.0)
     assert all(hit.score >= 1.0 for hit in nothing.hits)
@@ -242,8 +263,8 @@ async def test_read_your_writes_without_a_worker_uses_pending_jobs(
         started = time.monotonic()
         result = await svc.recall("local", "coffee")
         elapsed = time.monotonic() - started
-    # Both facts are still queued; with a query vector every fact is a candidate, best first.
-    assert texts(result) == [COFFEE, "Deploys go out on Fridays"]
+    # Both facts are still queued; the unrelated one is left out, as a curated one would be.
+    assert texts(result) == [COFFEE]
     assert all(hit.pending for hit in result.hits)
     assert 0 <= result.hits[0].score <= 1
     assert 0.15 <= elapsed < 1.5
@@ -265,11 +286,11 @@ async def test_read_your_writes_pending_fallback_with_vectors(
         started = time.monotonic()
         result = await svc.recall("local", "a hot drink the user likes", limit=5)
         elapsed = time.monotonic() - started
-    assert len(result.hits) == 5
     assert result.hits[0].text == COFFEE
     assert result.hits[0].pending is True
     assert result.hits[0].copies == 1
-    assert [hit.pending for hit in result.hits[1:]] == [False] * 4
+    assert [hit.pending for hit in result.hits[1:]] == [False] * (len(result.hits) - 1)
+    assert "Deploys go out on Fridays from us-east-1" not in texts(result)
     assert 0.15 <= elapsed < 1.5
 
 

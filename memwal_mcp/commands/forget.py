@@ -3,7 +3,6 @@ from __future__ import annotations
 import argparse
 
 from ..errors import InvalidInput
-from ..recall.format import recall_text
 from ..schemas import ForgetOut
 from ..service import MemoryService
 from .output import add_json_flag, emit
@@ -31,12 +30,15 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         out = ForgetOut.of(await service.forget(owner, args.memory_id))
         emit(args, out.model_dump(), f"forgot {out.memory_id} ({out.erased_jobs} remember jobs erased)")
         return
+    # The recall's own relevance floor decides what matches: back-fill never pads this list
+    # with unrelated memories. Queued facts have no memory to erase yet.
     result = await service.recall(owner, args.query, args.limit, args.namespace)
     hits = [hit for hit in result.hits if not hit.pending]
     if args.dry_run or not args.yes:
         header = "would forget:" if hits else "nothing matches."
-        emit(args, {"would_forget": [{"id": h.id, "text": h.text} for h in hits]},
-             header + ("\n" + recall_text(result) if hits else "") + ("" if args.dry_run else "\n(add --yes to erase)"))
+        lines = [f"{h.id} [score={h.score:.3f}] {h.text}" for h in hits]  # exactly what --yes erases
+        emit(args, {"would_forget": [{"id": h.id, "text": h.text, "score": round(h.score, 4)} for h in hits]},
+             "\n".join([header, *lines]) + ("" if args.dry_run else "\n(add --yes to erase)"))
         return
     outs = [ForgetOut.of(await service.forget(owner, hit.id)) for hit in hits]
     emit(args, [o.model_dump() for o in outs], "\n".join(f"forgot {o.memory_id}" for o in outs) or "nothing matches.")

@@ -3,34 +3,60 @@
 Exact-after-normalization only: an over-eager collapse hides real information,
 which is worse than the duplicates it removes. Hits arrive best first, so the
 survivor of each group is its best-ranked copy, and rank order is preserved.
+
+How many copies a survivor stands for is a fact about what is stored, not about what a
+search happened to fetch: given `stored` (the store's count of each text's rows and
+recorded repeats in the searched namespaces), that count is used, whatever the limit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from ..normalize import norm_key
 from ..records import Hit
+from ..store.memories import KeyCopies
 
 
-def collapse_duplicates(hits: Iterable[Hit], occurrences: dict[str, int] | None = None) -> list[Hit]:
-    """Fold duplicates into the first (best) copy; `copies` counts folded rows plus recorded occurrences.
-
-    `occurrences` maps a hit id to the occurrences recorded on it (same fact stated again
-    and folded at write time); they count as copies whether the row survives or is folded.
-    """
-    occurrences = occurrences or {}
-    survivors: dict[str, Hit] = {}
-    folded: dict[str, int] = {}
+def group_duplicates(hits: Iterable[Hit]) -> dict[str, list[Hit]]:
+    """Hits by normalized-text key, groups in order of their best hit, best first inside."""
+    groups: dict[str, list[Hit]] = {}
     for hit in hits:
-        key = hit.key or norm_key(hit.text)
-        copies = hit.copies + occurrences.get(hit.id, 0)
-        if key in survivors:
-            folded[key] += 1 + copies
-        else:
-            survivors[key] = hit
-            folded[key] = copies
-    return [
-        hit if folded[key] == hit.copies else replace(hit, copies=folded[key]) for key, hit in survivors.items()
-    ]
+        groups.setdefault(hit.key or norm_key(hit.text), []).append(hit)
+    return groups
+
+
+def survivor(key: str, group: list[Hit], occurrences: Mapping[str, int], stored: KeyCopies | None) -> Hit:
+    """The group's best hit, with `copies` = every other instance of its text (and
+    `folded_by_llm` = the SKIP-folded ones among them)."""
+    best = group[0]
+    if stored is not None:
+        # Queued facts are not in the store's count: each one seen here is one more copy.
+        same = stored.rows + stored.occurrences + sum(1 for hit in group if hit.pending)
+        llm = stored.folded_by_llm
+    else:
+        same = sum(1 + hit.copies - hit.folded_by_llm + occurrences.get(hit.id, 0) for hit in group)
+        llm = sum(hit.folded_by_llm for hit in group)
+    if same >= 1:
+        same -= 1  # the one shown
+    else:  # found only through a fact folded into it (a time window can leave just that)
+        llm = max(0, llm - 1)
+    if best.copies == same + llm and best.folded_by_llm == llm:
+        return best
+    return replace(best, copies=same + llm, folded_by_llm=llm)
+
+
+def collapse_duplicates(
+    hits: Iterable[Hit],
+    occurrences: Mapping[str, int] | None = None,
+    stored: Mapping[str, KeyCopies] | None = None,
+) -> list[Hit]:
+    """Fold duplicates into the first (best) copy.
+
+    Without `stored`, `copies` counts the folded hits plus `occurrences` (hit id -> the
+    repeats recorded on it), whether the row survives or is folded. With `stored`, a key it
+    knows is counted from it instead (plus any queued facts among the hits)."""
+    occurrences = occurrences or {}
+    stored = stored or {}
+    return [survivor(key, group, occurrences, stored.get(key)) for key, group in group_duplicates(hits).items()]

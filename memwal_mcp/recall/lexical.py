@@ -1,4 +1,4 @@
-"""Turn a user's query into a safe FTS5 expression, and score text overlap.
+"""Turn a user's query into a safe FTS5 expression, and tell whether it has words to match.
 
 Every token is double-quoted, so quotes, AND/OR/NEAR, `*`, `:`, parentheses and
 column filters in the query are words to look for, never syntax. Common English
@@ -58,9 +58,14 @@ def bm25_to_score(rank: float, saturation: float = 1.0) -> float:
     return strength / (strength + saturation)
 
 
-def coverage(query: str, text: str) -> float:
-    """Share of the query's content words that occur in `text` (for facts outside the index)."""
-    terms = set(content_terms(query))
-    if not terms:
-        return 0.0
-    return len(terms & set(query_tokens(text, max_terms=10_000))) / len(terms)
+def searchable(text: str) -> bool:
+    """Whether the query holds anything to search for: a letter or a digit in any script.
+    Zero-width characters, punctuation and symbols alone mean nothing to either signal (the
+    model embeds them to an arbitrary point, which would "find" arbitrary facts)."""
+    return any(char.isalnum() for char in text)
+
+
+def has_content_word(terms: list[str]) -> bool:
+    """Whether the searched terms include a content word, not only the function words that
+    content_terms falls back to (a match on "what" or "is" says nothing about relevance)."""
+    return any(term not in STOPWORDS or term in _MEANINGFUL for term in terms)

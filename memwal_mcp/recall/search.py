@@ -17,8 +17,16 @@ the turn that tells what happened at it). On the development set it lifts hybrid
 above both dense and lexical at k = 5 and 10 (benchmarks/README.md).
 
 The same text always gets the same score for a query, and `min_score` filters on it.
-After collapsing duplicates the search widens (k x4) until `limit` distinct facts
-are found or every source is exhausted.
+After collapsing duplicates the search widens (k x4) until `limit` distinct *relevant*
+facts are found or every source is exhausted. Relevant, without `min_score`: the fact
+shares a content word with the query (a word match) or scores at least `min_relevance`
+-- back-fill must not pad a reply with whatever happens to be stored.
+
+Facts outside the indexes are scored here by the same formula: queued jobs (read-your-
+writes; their word score is FTS5's bm25 over the statistics the index will have once they
+are in it, store/unindexed_fts.py) and memories still waiting for a vector. Each recall
+embeds at most a few such texts itself; the others are matched by words until their
+vectors are cached or curation has indexed them.
 """
 
 from __future__ import annotations
@@ -37,11 +45,12 @@ import numpy as np
 from ..concurrently import side_by_side
 from ..embedding import Embedder
 from ..errors import EmbeddingError
+from ..normalize import norm_key
 from ..records import Hit
-from ..store import Database, fts, memories
-from ..store.jobs import QueuedJob
-from .collapse import collapse_duplicates
-from .lexical import bm25_to_score, coverage, fts_query
+from ..store import Database, fts, memories, unindexed_fts
+from ..store.jobs import QueuedJob, queued_fairly
+from .collapse import group_duplicates, survivor
+from .lexical import bm25_to_score, content_terms, fts_query, has_content_word
 from .unindexed_vectors import UnindexedVectors
 
 log = logging.getLogger(__name__)
@@ -49,8 +58,16 @@ log = logging.getLogger(__name__)
 Mode = Literal["hybrid", "dense", "lexical"]
 # sqlite-vec's largest k for one KNN query.
 MAX_K = 4096
-# Most facts a recall scores outside the indexes (queued jobs are capped by the caller).
+# Memories without a vector a recall looks at, per lane.
 MAX_UNINDEXED = 256
+# Queued text a recall reads for read-your-writes, shared fairly between the lanes (newest
+# first in each): its words are matched in one scratch FTS5 table (~80 MB/s here).
+MAX_QUEUED_CHARS = 8_000_000
+MAX_QUEUED_JOBS = 50_000
+# Texts outside the indexes a recall embeds itself, per call: each long one costs tens of ms
+# beside a busy worker (256 long queued facts took 23-37 s). Vectors already cached are free.
+EMBED_TEXTS = 32
+EMBED_CHARS = 16_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +83,9 @@ class SearchParams:
     dense_weight: float = 0.7
     lexical_saturation: float = 2.0
     recency_half_life_days: float = 30.0
-    average_length: float = 0.0  # of the lanes' memories, for the lexical length factor
+    average_length: float = 0.0  # of the owner's memories, for the lexical length factor; 0 = look it up
+    min_relevance: float = 0.0  # without min_score: the least score of a fact that shares no query word
+    repeats_fold: bool = True  # curation folds a repeat of a memory's normalized text into it
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +93,28 @@ class _Candidate:
     row: memories.MemoryRow
     cosine: float | None
     bm25: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Scored:
+    hit: Hit
+    relevance: float  # before any recency weighting
+    matched: bool  # shares a content word with the query
+
+
+@dataclass(frozen=True, slots=True)
+class _WordsFirst:
+    """What the reader finds before the query vector exists."""
+
+    lexical: tuple[dict[int, float], bool]
+    known: dict[int, memories.MemoryRow]
+    waiting: list[memories.MemoryRow]  # memories without a vector yet
+    waiting_bm25: dict[int, float]
+    queued: list[QueuedJob]
+    queued_bm25: list[float | None]
+    queued_keys: list[str]
+    added_rows: int  # what the queued jobs add to the owner's memories once curated
+    added_chars: int
 
 
 def check_dimension(conn: sqlite3.Connection, embedder: Embedder) -> bool:
@@ -100,23 +141,39 @@ def _lexical(conn: sqlite3.Connection, lanes: Sequence[int], match: str | None, 
 
 
 def _words_first(
-    conn: sqlite3.Connection, lanes: Sequence[int], match: str | None, k: int, unindexed: bool
-) -> tuple[tuple[dict[int, float], bool], dict[int, memories.MemoryRow], list[memories.MemoryRow]]:
-    """What the reader can do before the query vector exists: the word search, the rows of
-    its hits, and (when vectors are searched) the memories still waiting for a vector."""
+    conn: sqlite3.Connection,
+    lanes: Sequence[int],
+    match: str | None,
+    terms: list[str],
+    k: int,
+    unindexed: bool,
+    pending: bool,
+    repeats_fold: bool,
+) -> _WordsFirst:
+    """The word search and the rows of its hits; when vectors are searched, the memories
+    still waiting for one; for read-your-writes, the queued jobs with their word scores."""
     ranks, exhausted = _lexical(conn, lanes, match, k)
     waiting = [row for lane in lanes for row in memories.unembedded_in_lane(conn, lane, MAX_UNINDEXED)] if unindexed else []
-    return (ranks, exhausted), memories.memories_by_rowid(conn, list(ranks)), waiting
+    waiting_bm25 = (unindexed_fts.bm25_of_rows(conn, lanes, match, [row.rowid for row in waiting])
+                    if waiting and match is not None else {})
+    queued = queued_fairly(conn, lanes, MAX_QUEUED_CHARS, MAX_QUEUED_JOBS) if pending else []
+    scored = unindexed_fts.score_queued(
+        conn, lanes, terms if match is not None else [],
+        [unindexed_fts.QueuedText(job.text, job.lane_id) for job in queued], repeats_fold,
+    )
+    return _WordsFirst((ranks, exhausted), memories.memories_by_rowid(conn, list(ranks)), waiting, waiting_bm25,
+                       queued, scored.bm25, scored.keys, scored.added_rows, scored.added_chars)
 
 
 def _prepare(
-    conn: sqlite3.Connection, owner: str, lanes: Sequence[int], embedder: Embedder | None, mean_length: bool
-) -> tuple[float, list[Callable[[np.ndarray, int], list[tuple[int, float]]]] | None]:
-    """One reader round trip before the search proper: the owner's mean memory length (when
-    the word score needs it) and, once vectors exist, one kNN function per lane."""
-    average = memories.average_length(conn, owner) if mean_length else 0.0
+    conn: sqlite3.Connection, owner: str, lanes: Sequence[int], embedder: Embedder | None
+) -> tuple[tuple[int, int], list[Callable[[np.ndarray, int], list[tuple[int, float]]]] | None]:
+    """One reader round trip before the search proper: the owner's live memories and their
+    characters (for the word score's length factor) and, once vectors exist, one kNN
+    function per lane."""
+    totals = memories.text_totals(conn, owner)
     indexed = embedder is not None and check_dimension(conn, embedder)
-    return average, memories.lane_vectors(conn, lanes) if indexed else None
+    return totals, memories.lane_vectors(conn, lanes) if indexed else None
 
 
 def _candidates(
@@ -156,11 +213,12 @@ def _nearest(searches: Sequence[Callable[[np.ndarray, int], list[tuple[int, floa
 
 
 class _Scorer:
-    def __init__(self, params: SearchParams, dense: bool, lexical: bool, now: float) -> None:
+    def __init__(self, params: SearchParams, dense: bool, lexical: bool, now: float, content_word: bool) -> None:
         self.p = params
         self.dense = dense
         self.lexical = lexical
         self.now = now
+        self.content_word = content_word  # a word match means the fact shares a content word
 
     def lexical_score(self, bm25: float | None, length: int) -> float:
         if bm25 is None:
@@ -169,12 +227,17 @@ class _Scorer:
         return bm25_to_score(bm25, self.p.lexical_saturation) * factor
 
     def __call__(self, cosine: float | None, lexical: float) -> float:
-        dense = min(1.0, max(0.0, cosine or 0.0))
+        dense = min(1.0, max(0.0, cosine)) if cosine is not None else 0.0
         if self.dense and self.lexical:
             score = self.p.dense_weight * dense + (1 - self.p.dense_weight) * lexical
         else:
             score = dense if self.dense else lexical
         return score
+
+    def score(self, hit: Hit, cosine: float | None, bm25: float | None) -> _Scored:
+        relevance = self(cosine, self.lexical_score(bm25, len(hit.text)) if self.lexical else 0.0)
+        return _Scored(self.recency(replace(hit, score=relevance)), relevance,
+                       self.lexical and self.content_word and bm25 is not None)
 
     def recency(self, hit: Hit) -> Hit:
         if not self.p.prefer_recent:
@@ -183,14 +246,26 @@ class _Scorer:
         decay = math.pow(0.5, age_days / self.p.recency_half_life_days)
         return replace(hit, score=hit.score * (0.5 + 0.5 * decay))
 
+    def keeps(self, scored: _Scored) -> bool:
+        """min_score when the caller gave one; else relevant: a word match, or a score that
+        clears the relevance floor."""
+        if self.p.min_score is not None:
+            return scored.hit.score >= self.p.min_score
+        return scored.matched or scored.relevance >= self.p.min_relevance
+
+    @property
+    def windowed(self) -> bool:
+        return self.p.since is not None or self.p.until is not None
+
     def in_window(self, when: float) -> bool:
         return (self.p.since is None or when >= self.p.since) and (self.p.until is None or when <= self.p.until)
 
 
-def _rank(hit: Hit) -> tuple[float, float, str]:
+def _rank(hit: Hit) -> tuple[float, bool, float, str]:
     """Best score first; among equal scores (common for word matches: BM25 ties on texts of
-    one length) the newer fact, then the id -- never the order an index happened to return."""
-    return (-hit.score, -hit.when, hit.id)
+    one length) a curated memory before a queued copy of it, then the newer fact, then the
+    id -- never the order an index happened to return."""
+    return (-hit.score, hit.pending, -hit.when, hit.id)
 
 
 def _hit(row: memories.MemoryRow, score: float) -> Hit:
@@ -205,17 +280,16 @@ async def search(
     embedder: Embedder | None,
     lanes: Sequence[int],
     params: SearchParams,
-    pending: Sequence[QueuedJob] = (),
+    pending: bool = False,
     unindexed: UnindexedVectors | None = None,
 ) -> list[Hit]:
-    """`unindexed`: where the vectors of facts outside the indexes are kept between recalls."""
+    """`pending`: jobs remembered before this recall are still queued, so score queued jobs
+    too. `unindexed`: where the vectors of facts outside the indexes are kept between recalls."""
     dense = params.mode in ("hybrid", "dense") and embedder is not None
     # Without a query vector, lexical is all there is, whatever the mode.
     match = fts_query(params.query) if params.mode != "dense" or not dense else None
-    wants_length = match is not None and params.average_length == 0.0
-    average, searches = await db.read(_prepare, params.owner, lanes, embedder if dense else None, wants_length)
-    if wants_length:
-        params = replace(params, average_length=average)
+    terms = content_terms(params.query) if match is not None else []
+    (live_rows, live_chars), searches = await db.read(_prepare, params.owner, lanes, embedder if dense else None)
     # A generous first pool: a fact ranked low by one signal can still win on both.
     k = min(MAX_K, max(params.limit * 4, 100))
 
@@ -229,18 +303,28 @@ async def search(
     async def dense_side() -> tuple[np.ndarray | None, tuple[dict[int, float], bool] | None]:
         return await anyio.to_thread.run_sync(embed_and_scan) if dense else (None, None)
 
-    lexical: tuple[dict[int, float], bool] | None
-    known: dict[int, memories.MemoryRow] | None
-    (lexical, known, waiting), (query_vector, nearest) = await side_by_side(
-        lambda: db.read(_words_first, lanes, match, k, dense), dense_side
+    first, (query_vector, nearest) = await side_by_side(
+        lambda: db.read(_words_first, lanes, match, terms, k, dense, pending, params.repeats_fold), dense_side
     )
-    scorer = _Scorer(params, dense=query_vector is not None, lexical=match is not None, now=time.time())
+    if params.average_length == 0.0 and match is not None:  # as it will be once the queued facts are in
+        rows, chars = live_rows + first.added_rows, live_chars + first.added_chars
+        params = replace(params, average_length=chars / rows if rows else 0.0)
+    scorer = _Scorer(params, dense=query_vector is not None, lexical=match is not None, now=time.time(),
+                     content_word=has_content_word(terms))
 
-    extra, occurrences = await _unindexed(
-        embedder, params.query, query_vector, scorer, pending, waiting, unindexed or UnindexedVectors()
+    queued_cosines, waiting_cosines = await _unindexed_cosines(
+        embedder, query_vector, first.queued, first.waiting, unindexed or UnindexedVectors()
     )
-    floor = params.min_score if params.min_score is not None else -math.inf
+    extra = [
+        scorer.score(Hit(job.id, job.text, 0.0, job.namespace, job.created_at, job.created_at, pending=True,
+                         occurred_at=job.occurred_at, key=key), cosine, bm25)
+        for job, cosine, bm25, key in zip(first.queued, queued_cosines, first.queued_bm25, first.queued_keys)
+    ]
+    extra = [s for s in extra if scorer.in_window(s.hit.when) and scorer.keeps(s)]
+    waiting = {row.rowid: (row, cosine) for row, cosine in zip(first.waiting, waiting_cosines)}
 
+    lexical: tuple[dict[int, float], bool] | None = first.lexical
+    known: dict[int, memories.MemoryRow] | None = first.known
     while True:
         ranks, words_exhausted = lexical if lexical is not None else await db.read(_lexical, lanes, match, k)
         if nearest is None and searches is not None and query_vector is not None:  # a wider pool
@@ -250,54 +334,75 @@ async def search(
         )
         exhausted = words_exhausted and (nearest is None or nearest[1])
         lexical = nearest = known = None  # a wider pool searches again
-        hits = [
-            scorer.recency(_hit(c.row, scorer(c.cosine, scorer.lexical_score(c.bm25, len(c.row.body)))))
-            for c in found
-            if scorer.in_window(c.row.occurred_at or c.row.created_at)
-        ]
-        occurrences.update({c.row.id: c.row.occurrences for c in found})
-        ranked = sorted([*hits, *extra], key=_rank)
-        distinct = collapse_duplicates([h for h in ranked if h.score >= floor], occurrences)
-        if len(distinct) >= params.limit or exhausted or k >= MAX_K:
-            return distinct[: params.limit]
+        by_rowid = {c.row.rowid: c for c in found}
+        for rowid, (row, cosine) in waiting.items():  # scored here: the kNN cannot see them
+            seen = by_rowid.get(rowid)
+            by_rowid[rowid] = _Candidate(row, cosine, seen.bm25 if seen is not None else first.waiting_bm25.get(rowid))
+        scored = [s for s in (scorer.score(_hit(c.row, 0.0), c.cosine, c.bm25) for c in by_rowid.values())
+                  if scorer.keeps(s)]
+        hits = await _in_window(db, lanes, scorer, scored)
+        ranked = sorted([*hits, *(s.hit for s in extra)], key=_rank)
+        groups = group_duplicates(ranked)
+        if len(groups) >= params.limit or exhausted or k >= MAX_K:
+            chosen = list(groups.items())[: params.limit]
+            stored = await db.read(memories.copies_by_key, lanes, [key for key, _ in chosen], params.since, params.until)
+            return [survivor(key, group, {}, stored.get(key)) for key, group in chosen]
         k = min(MAX_K, k * 4)
 
 
-async def _unindexed(
+async def _in_window(db: Database, lanes: Sequence[int], scorer: _Scorer, scored: list[_Scored]) -> list[Hit]:
+    """The memories inside since/until: by their own date, or by a repeat of their text
+    recorded with a date inside it (then shown, and weighed by prefer_recent, with the latest
+    such date)."""
+    if not scorer.windowed:
+        return [s.hit for s in scored]
+    inside = [s.hit for s in scored if scorer.in_window(s.hit.when)]
+    outside = [s for s in scored if not scorer.in_window(s.hit.when)]
+    if not outside:
+        return inside
+    keys = [s.hit.key or norm_key(s.hit.text) for s in outside]
+    stored = await db.read(memories.copies_by_key, lanes, keys, scorer.p.since, scorer.p.until)
+    for s, key in zip(outside, keys):
+        counted = stored.get(key)
+        if counted is not None and counted.total > 0 and counted.latest is not None:
+            inside.append(scorer.recency(replace(s.hit, score=s.relevance, occurred_at=counted.latest)))
+    return inside
+
+
+async def _unindexed_cosines(
     embedder: Embedder | None,
-    query: str,
     query_vector: np.ndarray | None,
-    scorer: _Scorer,
-    pending: Sequence[QueuedJob],
+    queued: Sequence[QueuedJob],
     waiting: Sequence[memories.MemoryRow],
     cache: UnindexedVectors,
-) -> tuple[list[Hit], dict[str, int]]:
-    """Facts the indexes cannot see yet, scored here: queued jobs (read-your-writes) and
-    memories still waiting for a vector (`waiting`: stored while the model was unavailable)."""
-    items = [
-        Hit(job.id, job.text, 0.0, job.namespace, job.created_at, job.created_at, pending=True,
-            occurred_at=job.occurred_at)
-        for job in pending
-    ]
-    occurrences: dict[str, int] = {}
-    if query_vector is not None:
-        for row in waiting:
-            items.append(_hit(row, 0.0))
-            occurrences[row.id] = row.occurrences
-    items = [hit for hit in items if scorer.in_window(hit.when)]
-    if not items:
-        return [], occurrences
-    cosines: list[float | None] = [None] * len(items)
-    if embedder is not None and query_vector is not None:
-        try:
-            matrix = await anyio.to_thread.run_sync(cache.embed, embedder, [hit.text for hit in items])
-            cosines = [float(s) for s in matrix @ query_vector]
-        except Exception:  # a recall must not fail because curation's input is odd: match words
-            log.exception("embedding %d unindexed facts for recall failed; matching their words", len(items))
-            scorer = _Scorer(scorer.p, dense=False, lexical=True, now=scorer.now)
-    scored = [
-        scorer.recency(replace(hit, score=scorer(cosine, coverage(query, hit.text) if scorer.lexical else 0.0)))
-        for hit, cosine in zip(items, cosines)
-    ]
-    # With a query vector every fact is a candidate, as in kNN; without one, only facts sharing a word.
-    return [hit for hit in scored if hit.score > 0 or scorer.dense], occurrences
+) -> tuple[list[float | None], list[float | None]]:
+    """Cosines of facts the vector index cannot see: queued jobs (read-your-writes) and
+    memories still waiting for a vector (stored while the model was unavailable).
+
+    Texts whose vectors are cached cost nothing; of the others, at most EMBED_TEXTS
+    (EMBED_CHARS of text) are embedded per recall, queued jobs first in the fair order they
+    came in; the rest get no cosine this time (their words still count)."""
+    texts = [job.text for job in queued] + [row.body for row in waiting]
+    cosines: list[float | None] = [None] * len(texts)
+    if embedder is None or query_vector is None or not texts:
+        return cosines[: len(queued)], cosines[len(queued):]
+    try:
+        vectors = cache.cached(embedder, texts)
+        budget, chars = EMBED_TEXTS, EMBED_CHARS
+        new: list[int] = []
+        for i, (text, vector) in enumerate(zip(texts, vectors)):
+            if vector is None and budget > 0 and (chars >= len(text) or not new):
+                new.append(i)
+                budget -= 1
+                chars -= len(text)
+        if new:
+            fresh = await anyio.to_thread.run_sync(cache.embed, embedder, [texts[i] for i in new])
+            for i, vector in zip(new, fresh):
+                vectors[i] = vector
+        left = sum(1 for vector in vectors if vector is None)
+        if left:
+            log.info("recall: %d facts outside the indexes are matched by their words only this time", left)
+        cosines = [float(vector @ query_vector) if vector is not None else None for vector in vectors]
+    except Exception:  # a recall must not fail because curation's input is odd: match words
+        log.exception("embedding %d unindexed facts for recall failed; matching their words", len(texts))
+    return cosines[: len(queued)], cosines[len(queued):]

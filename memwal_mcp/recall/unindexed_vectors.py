@@ -2,9 +2,10 @@
 and memories still waiting for a vector.
 
 While a lane has a backlog -- a bulk import, or many agents remembering at once -- every
-recall that falls back scores the same newest queued jobs. Embedding them again each time
-made such a recall take about 1.5 s at 256 jobs (and slowed curation, which shares the
-cores); each text is embedded once here instead.
+recall that falls back scores the same queued jobs. Embedding them again each time made
+such a recall take about 1.5 s at 256 jobs (and slowed curation, which shares the cores);
+each text is embedded once here instead, and a recall embeds only a few new ones per call
+(recall/search.py), so the backlog's vectors build up across recalls.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ class UnindexedVectors:
 
     def __init__(self, capacity: int = CAPACITY) -> None:
         self._vectors: LRU[tuple[str, bytes], np.ndarray] = LRU(capacity)
+
+    def cached(self, embedder: Embedder, texts: Sequence[str]) -> list[np.ndarray | None]:
+        """The vectors already known for `texts` (None where not), without calling the model."""
+        return [self._vectors.get(_key(embedder.model_id, text)) for text in texts]
 
     def embed(self, embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
         """Vectors of `texts`, in order; only those not seen before go to the model (in one call)."""

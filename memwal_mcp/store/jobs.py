@@ -114,15 +114,56 @@ def jobs_by_id(conn: sqlite3.Connection, owner: str, job_ids: Sequence[str]) -> 
     return {row[0]: _job(row) for row in rows}
 
 
-def queued_jobs(conn: sqlite3.Connection, owner: str, namespace: str | None) -> list[QueuedJob]:
-    """The owner's queued jobs in one namespace (or all of them, for None), oldest first."""
-    where, params = ("j.owner = ?", [owner]) if namespace is None else ("j.owner = ? AND j.namespace = ?", [owner, namespace])
-    rows = conn.execute(
-        "SELECT j.seq, j.id, j.owner, j.namespace, j.lane_id, j.text, j.attempts, j.created_at, j.occurred_at"
-        f" FROM remember_jobs j WHERE {where} AND j.status = 'queued' ORDER BY j.seq",
-        params,
-    ).fetchall()
-    return [QueuedJob(*row) for row in rows]
+_QUEUED_COLUMNS = "seq, id, owner, namespace, lane_id, text, attempts, created_at, occurred_at"
+
+
+def queued_mark(conn: sqlite3.Connection, lanes: Sequence[int]) -> int | None:
+    """The arrival number of the newest job still queued in these lanes; None when none is."""
+    newest = [
+        seq for lane in lanes
+        for (seq,) in conn.execute("SELECT MAX(seq) FROM remember_jobs WHERE lane_id = ? AND status = 'queued'", (lane,))
+        if seq is not None
+    ]
+    return max(newest) if newest else None
+
+
+def queued_through(conn: sqlite3.Connection, lanes: Sequence[int], mark: int) -> bool:
+    """True while a job that arrived no later than `mark` is still queued in these lanes."""
+    return any(
+        conn.execute(
+            "SELECT 1 FROM remember_jobs WHERE lane_id = ? AND status = 'queued' AND seq <= ? LIMIT 1", (lane, mark)
+        ).fetchone()
+        for lane in lanes
+    )
+
+
+def queued_fairly(conn: sqlite3.Connection, lanes: Sequence[int], max_chars: int, max_jobs: int) -> list[QueuedJob]:
+    """Queued jobs of these lanes, newest first within each lane, taken from the lanes in turn
+    until `max_chars` of text or `max_jobs` jobs: a backlog in one namespace cannot crowd the
+    few queued facts of another out of a recall."""
+    cursors = [
+        conn.execute(
+            f"SELECT {_QUEUED_COLUMNS} FROM remember_jobs WHERE lane_id = ? AND status = 'queued' ORDER BY seq DESC",
+            (lane,),
+        )
+        for lane in lanes
+    ]
+    taken: list[QueuedJob] = []
+    chars = 0
+    while cursors and chars < max_chars and len(taken) < max_jobs:
+        for cursor in list(cursors):
+            row = cursor.fetchone()
+            if row is None:
+                cursors.remove(cursor)
+                continue
+            job = QueuedJob(*row)
+            taken.append(job)
+            chars += len(job.text)
+            if chars >= max_chars or len(taken) >= max_jobs:
+                break
+    for cursor in cursors:
+        cursor.close()
+    return taken
 
 
 # --- leases ---------------------------------------------------------------

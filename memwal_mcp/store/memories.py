@@ -326,8 +326,83 @@ def vectors_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[in
 
 def average_length(conn: sqlite3.Connection, owner: str) -> float:
     """Mean body length (characters) of the owner's live memories; 0 when there are none."""
+    count, chars = text_totals(conn, owner)
+    return chars / count if count > 0 else 0.0
+
+
+def text_totals(conn: sqlite3.Connection, owner: str) -> tuple[int, int]:
+    """(live memories, characters of their bodies) of the owner."""
     row = conn.execute("SELECT live_count, live_chars FROM owner_text_stats WHERE owner = ?", (owner,)).fetchone()
-    return row[1] / row[0] if row and row[0] > 0 else 0.0
+    return (row[0], row[1]) if row else (0, 0)
+
+
+# Job decisions that record the job on an existing memory without changing its body: an exact
+# repeat of its normalized text, and a proposal the LLM judged to add nothing (SKIP).
+EXACT_REPEAT = "occurrence"
+FOLDED_BY_LLM = "skipped"
+
+
+@dataclass(frozen=True, slots=True)
+class KeyCopies:
+    """How often one normalized text is stored in some lanes (within a time window, if given)."""
+
+    rows: int  # live memories with that text
+    occurrences: int  # exact repeats recorded on them
+    folded_by_llm: int  # proposals a curation model folded into them (SKIP)
+    latest: float | None  # the latest of those instants (when it happened, else when remembered)
+
+    @property
+    def total(self) -> int:
+        return self.rows + self.occurrences + self.folded_by_llm
+
+
+def _in_window(column: str) -> str:
+    """SQL: `column` lies in [:since, :until], either end open when NULL."""
+    return f"((:since IS NULL OR {column} >= :since) AND (:until IS NULL OR {column} <= :until))"
+
+
+def copies_by_key(
+    conn: sqlite3.Connection,
+    lanes: Sequence[int],
+    keys: Iterable[str],
+    since: float | None = None,
+    until: float | None = None,
+) -> dict[str, KeyCopies]:
+    """For each normalized-text key with a live memory in the lanes: its memories and the
+    repeats recorded on them, each counted when its own instant (occurred_at, else created_at)
+    falls in [since, until]. Over everything stored, not only what a search fetched.
+
+    A repeat recorded without a job (counts imported from elsewhere) takes its memory's instant."""
+    keys = list(dict.fromkeys(keys))
+    if not keys or not lanes:
+        return {}
+    params: dict[str, object] = {"since": since, "until": until, "exact": EXACT_REPEAT, "llm": FOLDED_BY_LLM}
+    params.update({f"l{i}": lane for i, lane in enumerate(lanes)})
+    lane_marks = ",".join(f":l{i}" for i in range(len(lanes)))
+    found: dict[str, KeyCopies] = {}
+    for start in range(0, len(keys), 500):
+        chunk = keys[start : start + 500]
+        marks = ",".join(f":k{i}" for i in range(len(chunk)))
+        rows = conn.execute(
+            "WITH m AS (SELECT id, norm_key, occurrences, COALESCE(occurred_at, created_at) AS at FROM memories"
+            f"  WHERE lane_id IN ({lane_marks}) AND status = 'live' AND norm_key IN ({marks})),"
+            " j AS (SELECT m.id AS mid, r.decision AS decision, COALESCE(r.occurred_at, r.created_at) AS at"
+            "  FROM m JOIN remember_jobs r ON r.memory_id = m.id WHERE r.decision IN (:exact, :llm)),"
+            " t AS (SELECT mid, COUNT(*) AS tracked,"
+            f"  SUM(decision = :exact AND {_in_window('at')}) AS exact,"
+            f"  SUM(decision = :llm AND {_in_window('at')}) AS llm,"
+            f"  MAX(CASE WHEN {_in_window('at')} THEN at END) AS latest FROM j GROUP BY mid)"
+            " SELECT m.norm_key, m.at, m.occurrences, COALESCE(t.tracked, 0), COALESCE(t.exact, 0),"
+            f"  COALESCE(t.llm, 0), t.latest, {_in_window('m.at')} FROM m LEFT JOIN t ON t.mid = m.id",
+            {**params, **{f"k{i}": key for i, key in enumerate(chunk)}},
+        ).fetchall()
+        for key, at, occurrences, tracked, exact, llm, latest, row_in_window in rows:
+            untracked = max(0, occurrences - tracked) if row_in_window else 0
+            before = found.get(key, KeyCopies(0, 0, 0, None))
+            times = [t for t in (before.latest, latest, at if row_in_window else None) if t is not None]
+            found[key] = KeyCopies(before.rows + int(bool(row_in_window)), before.occurrences + exact + untracked,
+                                   before.folded_by_llm + llm, max(times) if times else None)
+    return found
 
 
 def memories_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, MemoryRow]:
@@ -469,9 +544,12 @@ def list_memories(
     if before is not None:
         clauses.append("(created_at < ? OR (created_at = ? AND id < ?))")
         params += [before[0], before[0], before[1]]
-    if since is not None:
-        clauses.append("COALESCE(occurred_at, created_at) >= ?")
-        params.append(since)
+    if since is not None:  # it, or a repeat recorded on it, happened then or later
+        clauses.append(
+            "(COALESCE(occurred_at, created_at) >= ? OR EXISTS (SELECT 1 FROM remember_jobs j"
+            " WHERE j.memory_id = memories.id AND j.decision IN (?, ?) AND COALESCE(j.occurred_at, j.created_at) >= ?))"
+        )
+        params += [since, EXACT_REPEAT, FOLDED_BY_LLM, since]
     rows = conn.execute(
         f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE {' AND '.join(clauses)}"
         " ORDER BY created_at DESC, id DESC LIMIT ?",

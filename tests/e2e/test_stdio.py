@@ -26,11 +26,12 @@ from .conftest import (
 )
 
 COFFEE = "User prefers dark roast coffee"
+# Other facts a "coffee" recall finds relevant (it does not pad a reply with unrelated ones).
 OTHER_FACTS = [
-    "Deploys go out on Fridays from us-east-1",
-    "The staging database runs PostgreSQL 16",
-    "The user's manager is called Priya",
-    "Code reviews need two approvals before merging",
+    "Bob likes his coffee black",
+    "The coffee machine in the office is broken",
+    "Espresso beans are ordered every Monday",
+    "The user drinks green tea in the afternoon",
 ]
 COFFEE_NOTE = "(4 duplicate copies of the above collapsed; the same fact is stored more than once.)"
 JOB_ID = re.compile(r"^j_[0-9a-f]{16}$")
@@ -165,7 +166,7 @@ async def test_recall_of_uncurated_facts_still_fills_the_limit(
     env = server_env()
     expected = {COFFEE, *OTHER_FACTS}
     if database == "with-vectors":
-        seed = "Seed fact so the vector index exists"
+        seed = "Seed fact so the vector index exists: the office coffee is fair trade"
         seeded = _cli({**os.environ, **env}, "remember", seed, cwd=tmp_path)
         assert seeded.returncode == 0 and "done (created)" in seeded.stdout, seeded.stderr
         expected.add(seed)

@@ -1,0 +1,211 @@
+"""BM25 for texts the owner's full-text table does not hold yet: queued remember jobs.
+
+Read-your-writes scores a queued fact itself, and it must score it exactly as the memory it
+will become: otherwise `min_score` and the ranking flip when the worker gets to it. So this
+is FTS5's own bm25() (fts5_aux.c), term for term, over the statistics the owner's table will
+have once the queued facts are in it -- its row and token totals and each query phrase's
+document count, plus those of the queued facts that will become memories (a repeat of a
+live memory's normalized text becomes an occurrence, not a row). Tokens come from FTS5
+itself, in a scratch in-memory table with the same tokenizer, so stemming, case and
+diacritic folding are the index's.
+
+Only the queued facts given are counted in: with a backlog larger than a recall examines
+(or queued in namespaces it does not search), the figures are those of a partial view.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..normalize import norm_key
+from . import fts, memories
+from .connection import sqlite_module
+
+# FTS5's bm25() constants.
+K1 = 1.2
+B = 0.75
+_AVERAGES_ID = 1  # FTS5_AVERAGES_ROWID: the %_data record with the row count and per-column token totals
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedText:
+    text: str
+    lane: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """bm25 per text (FTS5's sign: more negative is better; None when no query phrase occurs in
+    it), and what the texts add to the owner's live memories once curated."""
+
+    bm25: list[float | None]
+    keys: list[str]  # norm_key of each text
+    added_rows: int
+    added_chars: int
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's variable-length integers (big-endian groups of 7 bits; a 9th byte has 8)."""
+    values: list[int] = []
+    i = 0
+    while i < len(blob):
+        value = 0
+        for n in range(9):
+            byte = blob[i]
+            i += 1
+            if n == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                break
+        values.append(value)
+    return values
+
+
+def _owner_table(conn: sqlite3.Connection, lanes: Sequence[int]) -> str | None:
+    row = conn.execute("SELECT owner FROM lanes WHERE id = ?", (lanes[0],)).fetchone() if lanes else None
+    return fts.tables(conn).get(row[0]) if row else None
+
+
+def _totals(conn: sqlite3.Connection, table: str) -> tuple[int, int]:
+    """(rows, tokens over all columns) of an FTS5 table, as bm25() reads them."""
+    row = conn.execute(f"SELECT block FROM {table}_data WHERE id = ?", (_AVERAGES_ID,)).fetchone()
+    values = _varints(row[0]) if row and row[0] else []
+    return (values[0], sum(values[1:])) if values else (0, 0)
+
+
+class _Scratch:
+    """An in-memory FTS5 table with the index's tokenizer, to see texts as the index would."""
+
+    def __init__(self) -> None:
+        self.conn = sqlite_module().connect(":memory:", isolation_level=None)
+        self.conn.execute(f"CREATE VIRTUAL TABLE t USING fts5 (body, lane, tokenize = '{fts.TOKENIZE}')")
+        self.conn.execute("CREATE VIRTUAL TABLE tv USING fts5vocab (t, instance)")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def load(self, rows: Sequence[tuple[str, str]]) -> None:
+        """(body, lane token) as rows 1..n, replacing what was there."""
+        self.conn.execute("BEGIN")
+        self.conn.execute("DELETE FROM t")
+        self.conn.executemany("INSERT INTO t (rowid, body, lane) VALUES (?, ?, ?)",
+                              [(i + 1, body, lane) for i, (body, lane) in enumerate(rows)])
+        self.conn.execute("COMMIT")
+
+    def tokens(self) -> dict[int, list[str]]:
+        """Each row's body tokens, in order."""
+        found: dict[int, list[tuple[int, str]]] = {}
+        for term, doc, offset in self.conn.execute("SELECT term, doc, offset FROM tv WHERE col = 'body'"):
+            found.setdefault(doc, []).append((offset, term))
+        return {doc: [term for _, term in sorted(items)] for doc, items in found.items()}
+
+    def sizes(self) -> dict[int, int]:
+        """Tokens per row over all columns (bm25's document length)."""
+        return {doc: sum(_varints(size)) for doc, size in self.conn.execute("SELECT id, sz FROM t_docsize")}
+
+    def frequencies(self, phrase: Sequence[str]) -> dict[int, int]:
+        """Row -> instances of the phrase (consecutive tokens) in the body."""
+        positions: list[dict[int, set[int]]] = []
+        for token in phrase:
+            where: dict[int, set[int]] = {}
+            for doc, offset in self.conn.execute("SELECT doc, offset FROM tv WHERE term = ? AND col = 'body'", (token,)):
+                where.setdefault(doc, set()).add(offset)
+            positions.append(where)
+        counts: dict[int, int] = {}
+        for doc, starts in positions[0].items():
+            n = sum(1 for start in starts if all(start + i in positions[i].get(doc, ()) for i in range(1, len(phrase))))
+            if n:
+                counts[doc] = n
+        return counts
+
+
+def score_queued(
+    conn: sqlite3.Connection,
+    lanes: Sequence[int],
+    terms: Sequence[str],
+    texts: Sequence[QueuedText],
+    repeats_fold: bool,
+) -> Scored:
+    """bm25 of each text for the query `terms` (the quoted words of recall.lexical.fts_query,
+    in its order), as if every text had been curated into the lanes' owner's table.
+
+    `repeats_fold`: curation is on, so a text whose normalized form a live memory of its lane
+    (or an earlier text here) already has becomes an occurrence and adds no row."""
+    if not texts:
+        return Scored([], [], 0, 0)
+    added: list[bool] = []
+    seen: set[tuple[int, str]] = set()
+    keys = [norm_key(item.text) for item in texts]
+    live: dict[int, set[str]] = {}
+    if repeats_fold:
+        for lane in {item.lane for item in texts}:
+            live[lane] = memories.live_norm_keys(conn, lane, [k for k, item in zip(keys, texts) if item.lane == lane])
+    for item, key in zip(texts, keys):
+        repeat = repeats_fold and (key in live.get(item.lane, set()) or (item.lane, key) in seen)
+        seen.add((item.lane, key))
+        added.append(not repeat)
+    added_rows = sum(added)
+    added_chars = sum(len(item.text) for item, new in zip(texts, added) if new)
+    table = _owner_table(conn, lanes) if terms else None
+    if table is None:
+        return Scored([None] * len(texts), keys, added_rows, added_chars)
+
+    scratch = _Scratch()
+    try:
+        scratch.load([(term, "") for term in terms])
+        phrase_of = scratch.tokens()
+        phrases = [phrase_of.get(i + 1, []) for i in range(len(terms))]
+        scratch.load([(item.text, fts.lane_token(item.lane)) for item in texts])
+        sizes = scratch.sizes()
+        freqs = [scratch.frequencies(phrase) if phrase else {} for phrase in phrases]
+    finally:
+        scratch.close()
+
+    rows, tokens = _totals(conn, table)
+    rows += added_rows
+    tokens += sum(sizes.get(i + 1, 0) for i, new in enumerate(added) if new)
+    idf: list[float] = []
+    for term, phrase, freq in zip(terms, phrases, freqs):
+        hits = 0
+        if phrase:
+            (hits,) = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {table} MATCH ?", (f'body : "{term}"',)).fetchone()
+        hits += sum(1 for doc in freq if added[doc - 1])
+        value = math.log((rows - hits + 0.5) / (hits + 0.5))
+        idf.append(value if value > 0.0 else 1e-6)
+    average = tokens / rows if rows else 0.0
+    out: list[float | None] = []
+    for doc in range(1, len(texts) + 1):
+        if average <= 0.0 or not any(doc in freq for freq in freqs):
+            out.append(None)
+            continue
+        length = float(sizes.get(doc, 0))
+        score = 0.0
+        for weight, freq in zip(idf, freqs):
+            f = float(freq.get(doc, 0))
+            score += weight * (f * (K1 + 1.0)) / (f + K1 * (1 - B + B * length / average))
+        out.append(-1.0 * score)
+    return Scored(out, keys, added_rows, added_chars)
+
+
+def bm25_of_rows(
+    conn: sqlite3.Connection, lanes: Sequence[int], match: str, rowids: Sequence[int]
+) -> dict[int, float]:
+    """bm25 of these indexed memories for `match` (from recall.lexical.fts_query), whether or
+    not a top-k word search reached them; absent = no query word in them."""
+    table = _owner_table(conn, lanes)
+    if table is None or not rowids:
+        return {}
+    found: dict[int, float] = {}
+    for start in range(0, len(rowids), 500):
+        part = list(rowids[start : start + 500])
+        marks = ",".join("?" * len(part))
+        found.update(conn.execute(
+            f"SELECT rowid, bm25({table}, 1.0, 0.0) FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})",
+            (f"body : ({match})", *part),
+        ).fetchall())
+    return found
