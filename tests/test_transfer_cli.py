@@ -258,7 +258,7 @@ PEANUT_PROPOSAL = "The user has an allergy to peanuts"
 PEANUT_MERGED = "The user is allergic to peanuts (a peanut allergy)."
 TEA = ["The user likes green tea in the afternoon", "User enjoys drinking green tea in the afternoon"]
 TEA_PROPOSAL = "The user loves green tea in the afternoon"
-TEA_MERGED = "The user likes and enjoys drinking green tea in the afternoon."
+TEA_MERGED = "The user likes, loves and enjoys drinking green tea in the afternoon."
 SECRET = "The vault recovery phrase is kept in the grey Zyxwvut cabinet"
 OTHER = [
     "Deploys go out on Fridays from us-east-1",

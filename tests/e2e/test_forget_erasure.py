@@ -81,7 +81,8 @@ PEANUTS = [
     f"User has a peanut allergy, says the {WORD} clinic",
     f"The user has an allergy to peanuts per the {WORD} clinic",
 ]
-MERGED = f"The user is allergic to peanuts: a peanut allergy, an allergy to peanuts ({WORD} clinic)."
+# Every content word of the three sources is kept, so MergeGuard lets the CONSOLIDATE through.
+MERGED = f"The user is allergic to peanuts: a peanut allergy, an allergy to peanuts, says the {WORD} clinic (per the clinic)."
 
 
 async def test_forget_erases_revisions_and_merged_memories_from_every_file(tmp_path: Path, raw_servers):

@@ -78,8 +78,12 @@ async def test_recall_leaves_unrelated_facts_out_and_min_score_overrides(server_
             _, everything = await recall(session, "coffee", limit=10, min_score=0)
             assert {hit["text"] for hit in everything} == {COFFEE, *RELATED, *UNRELATED}
 
-            # Nothing to search for: no hits, and the reply says why.
-            for query in ["\u200b\u200b\u200b", "\u200b", "?!...", "\u2063\u200d", "☕"]:
+            # Nothing to search for: no hits, and the reply says why. Invisible-only text is refused
+            # by the text policy before the search, by name; visible text with no word finds nothing.
+            for query in ["\u200b\u200b\u200b", "\u200b", "\u2063\u200d"]:
+                refused = await session.call_tool("memwal_recall", {"query": query, "limit": 5})
+                assert refused.is_error and "query has nothing visible" in tool_text(refused), tool_text(refused)
+            for query in ["?!...", "☕"]:
                 text, hits = await recall(session, query, limit=5)
                 assert hits == [], (query, hits)
                 assert "no word or number to search for" in text, text
