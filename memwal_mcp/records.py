@@ -122,6 +122,9 @@ class ForgetOutcome:
     memory_id: str
     erased_memories: tuple[str, ...]  # the memory and those a CONSOLIDATE folded into it
     erased_jobs: int
+    # False: the text is gone from the database, but a reader on an older snapshot kept the
+    # write-ahead log, which still holds earlier copies, from being emptied in time.
+    wal_cleared: bool = True
 
 
 @dataclass(frozen=True, slots=True)

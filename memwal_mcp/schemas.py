@@ -165,11 +165,24 @@ class ForgetOut(BaseModel):
     memory_id: str
     erased_memories: list[str] = Field(description="The memory and any memories merged into it")
     erased_jobs: int = Field(description="Remember jobs whose text was erased")
+    wal_cleared: bool = Field(
+        description="True: no file of the database holds the text any more. False: the text is erased from "
+        "the database, but the write-ahead log (-wal) still holds a copy until another process (a reader "
+        "holding an old snapshot) lets go"
+    )
 
     @classmethod
     def of(cls, outcome: ForgetOutcome) -> ForgetOut:
         return cls(memory_id=outcome.memory_id, erased_memories=list(outcome.erased_memories),
-                   erased_jobs=outcome.erased_jobs)
+                   erased_jobs=outcome.erased_jobs, wal_cleared=outcome.wal_cleared)
+
+
+# Said by every entry point whose forget could not empty the write-ahead log in time: the
+# README promises no file keeps the text, so a reply must not claim that while -wal still does.
+WAL_KEPT = (
+    "the text is erased from the database; the write-ahead log (-wal) still holds a copy until another "
+    "process (a reader holding an old snapshot) lets go"
+)
 
 
 class MemoryOut(BaseModel):

@@ -26,6 +26,7 @@ from . import __version__, validation
 from .errors import MemwalError
 from .recall.format import recall_text
 from .schemas import (
+    WAL_KEPT,
     ForgetOut,
     HistoryOut,
     JobOut,
@@ -297,7 +298,10 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         requests it came from. Use when the user asks you to forget something or a stored
         fact is wrong. A tombstone records that (and when) it was forgotten."""
         out = ForgetOut.of(await call(service.forget(caller("write", "memwal_forget"), memory_id)))
-        return _reply(f"Forgot {out.memory_id} ({len(out.erased_memories)} memories, {out.erased_jobs} jobs erased).", out)
+        line = f"Forgot {out.memory_id} ({len(out.erased_memories)} memories, {out.erased_jobs} jobs erased)."
+        if not out.wal_cleared:
+            line += f" Not yet from every file: {WAL_KEPT}; memwal-mcp retries and empties it as soon as it can."
+        return _reply(line, out)
 
     @server.tool(
         name="memwal_list",

@@ -252,13 +252,16 @@ class MemoryService:
     async def forget(self, owner: str, memory_id: object, retired_too: bool = False) -> ForgetOutcome:
         """Erase a memory's content everywhere (body, revisions, source jobs, queued repeats of its
         text, the write-ahead log's older copies); keep a tombstone. A memory merged into another
-        is refused unless `retired_too` (its text lives on in the merged body)."""
+        is refused unless `retired_too` (its text lives on in the merged body).
+
+        When a reader's snapshot keeps the log from being emptied in time, the outcome says so
+        (`wal_cleared`) and the database keeps retrying on a timer until the log is empty."""
         mid = validation.memory_id(memory_id)
         done = await self.db.write(lifecycle.forget_memory, owner, mid, retired_too)
         if not done.wal_cleared:
             self.db.owe_wal_truncation()
         log.info("forgot memory %s (%d memories, %d jobs erased)", mid, len(done.memory_ids), done.jobs)
-        return ForgetOutcome(mid, done.memory_ids, done.jobs)
+        return ForgetOutcome(mid, done.memory_ids, done.jobs, done.wal_cleared)
 
     async def undo(self, owner: str, memory_id: object) -> UndoOutcome:
         mid = validation.memory_id(memory_id)

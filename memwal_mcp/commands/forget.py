@@ -1,15 +1,22 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..errors import InvalidInput
-from ..schemas import ForgetOut
+from ..schemas import WAL_KEPT, ForgetOut
 from ..service import MemoryService
 from .output import add_json_flag, emit
 
 NAME = "forget"
 HELP = "erase a memory (or, with --query, the memories a recall finds)"
 WORKER = False
+# Exit status when the memories are erased from the database but its write-ahead log still holds
+# a copy (a reader kept it from being emptied): distinct from errors (1, 2), so a script can tell.
+WAL_KEPT_EXIT = 3
+# How long, after the forgets, this short-lived process waits once more for a reader to let go:
+# unlike a server, it is not there afterwards to retry.
+WAL_FINAL_WAIT_MS = 2000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,7 +35,9 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         raise InvalidInput("give a memory id or --query, not both")
     if args.memory_id is not None:
         out = ForgetOut.of(await service.forget(owner, args.memory_id))
-        emit(args, out.model_dump(), f"forgot {out.memory_id} ({out.erased_jobs} remember jobs erased)")
+        outs = await _settle(service, [out])
+        emit(args, outs[0].model_dump(), f"forgot {out.memory_id} ({out.erased_jobs} remember jobs erased)")
+        _warn_if_kept(outs)
         return
     # The recall's own relevance floor decides what matches: back-fill never pads this list
     # with unrelated memories. Queued facts have no memory to erase yet.
@@ -40,5 +49,25 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         emit(args, {"would_forget": [{"id": h.id, "text": h.text, "score": round(h.score, 4)} for h in hits]},
              "\n".join([header, *lines]) + ("" if args.dry_run else "\n(add --yes to erase)"))
         return
-    outs = [ForgetOut.of(await service.forget(owner, hit.id)) for hit in hits]
+    outs = await _settle(service, [ForgetOut.of(await service.forget(owner, hit.id)) for hit in hits])
     emit(args, [o.model_dump() for o in outs], "\n".join(f"forgot {o.memory_id}" for o in outs) or "nothing matches.")
+    _warn_if_kept(outs)
+
+
+async def _settle(service: MemoryService, outs: list[ForgetOut]) -> list[ForgetOut]:
+    """Give a reader that kept the log from being emptied one last bounded chance, so the report
+    matches the files as this process leaves them."""
+    if all(o.wal_cleared for o in outs):
+        return outs
+    cleared = await service.db.settle_wal(WAL_FINAL_WAIT_MS)
+    return [o.model_copy(update={"wal_cleared": o.wal_cleared or cleared}) for o in outs]
+
+
+def _warn_if_kept(outs: list[ForgetOut]) -> None:
+    kept = [o.memory_id for o in outs if not o.wal_cleared]
+    if kept:
+        print(
+            f"memwal-mcp: warning: {WAL_KEPT}; once it has, run `memwal-mcp forget {kept[0]}` again to empty it",
+            file=sys.stderr,
+        )
+        raise SystemExit(WAL_KEPT_EXIT)

@@ -8,6 +8,8 @@ behind the curation worker's writes (WAL lets readers run beside the writer).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import random
 import sqlite3
@@ -29,6 +31,12 @@ T = TypeVar("T")
 
 # Total time a write may spend waiting for other processes before it gives up.
 WRITE_DEADLINE_S = 30.0
+# While a forget's erased text is still in the write-ahead log, how often to try emptying it:
+# soon at first (a reader usually lets go within a moment), then at most every few seconds.
+WAL_RETRY_FIRST_S = 0.2
+WAL_RETRY_MAX_S = 2.0
+# How long close() waits for a reader to let go before leaving the log as it is.
+WAL_CLOSE_WAIT_MS = 1000
 
 
 @contextmanager
@@ -49,6 +57,7 @@ class Database:
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
         self._wal_owed = False  # a forget could not empty the write-ahead log yet
+        self._wal_retry: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
         try:
@@ -63,8 +72,18 @@ class Database:
         self._reader = await aiosqlite.Connection(lambda: connect(self.path), iter_chunk_size=64)
 
     async def close(self) -> None:
-        if self._wal_owed and self._writer is not None:
-            await self._settle_wal(1000)
+        task, self._wal_retry = self._wal_retry, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._wal_owed and self._writer is not None and not await self.settle_wal(WAL_CLOSE_WAIT_MS):
+            log.warning(
+                "database %s: closing while another connection still keeps the write-ahead log from being "
+                "emptied; it holds a copy of forgotten text until that connection lets go and the next "
+                "checkpoint runs (the last connection to close, or `memwal-mcp forget` of the same id again)",
+                self.path,
+            )
         for conn in (self._reader, self._writer):
             if conn is not None:
                 await conn.close()
@@ -89,15 +108,38 @@ class Database:
         """Run `fn(conn, *args)` on the writer connection."""
         result = await self._retrying(self._writer, fn, args)
         if self._wal_owed:
-            await self._settle_wal(0)
+            await self.settle_wal(0)
         return result
+
+    @property
+    def wal_owed(self) -> bool:
+        """True while a forget's erased text may still be in the write-ahead log."""
+        return self._wal_owed
 
     def owe_wal_truncation(self) -> None:
         """A forget left erased text in the write-ahead log (a reader held an older snapshot):
-        try again to empty it after each later write, and at close, without waiting."""
+        keep trying to empty it on a timer until it is empty -- also while no tool call comes,
+        since an idle server would otherwise leave the copy there indefinitely -- as well as
+        after each later write and at close."""
         self._wal_owed = True
+        if self._wal_retry is None or self._wal_retry.done():
+            self._wal_retry = asyncio.get_running_loop().create_task(self._retry_wal(), name="memwal-wal-truncation")
 
-    async def _settle_wal(self, wait_ms: int) -> None:
+    async def _retry_wal(self) -> None:
+        delay = WAL_RETRY_FIRST_S
+        while self._wal_owed and self._writer is not None:
+            await anyio.sleep(delay)
+            try:
+                await self.settle_wal(0)
+            except Exception:  # noqa: BLE001 - a failed attempt must not end the retries
+                log.warning("database %s: emptying the write-ahead log failed; retrying", self.path, exc_info=True)
+            delay = min(delay * 2, WAL_RETRY_MAX_S)
+
+    async def settle_wal(self, wait_ms: int) -> bool:
+        """Try to empty the write-ahead log a forget could not, waiting up to `wait_ms` for readers.
+        True when nothing is owed any more."""
+        if not self._wal_owed:
+            return True
         try:
             cleared = await self._run(self._writer, truncate_wal, (wait_ms,))
         except Exception as exc:
@@ -107,6 +149,7 @@ class Database:
         if cleared:
             self._wal_owed = False
             log.info("database %s: the write-ahead log is empty now; no copy of forgotten text is left in it", self.path)
+        return cleared
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:
         """Run `fn(conn, *args)` on the reader connection (WAL: never waits for the writer)."""

@@ -78,6 +78,8 @@ def _queued_repeats(conn: sqlite3.Connection, owner: str, ids: list[str], rowids
 def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten:
     """Erase the memory and what it holds in one transaction, then empty the write-ahead log,
     so that when this returns no file holds the text (a SIGKILL right after changes nothing).
+    A reader on an older snapshot can keep the log from being emptied within the bounded wait:
+    `wal_cleared` is then False and the caller must say so and retry (Database.owe_wal_truncation).
 
     A memory merged into another is refused unless `retired_too` (an import replaying the
     tombstones of the database it came from)."""
@@ -85,9 +87,9 @@ def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str, retired_
     cleared = truncate_wal(conn)
     if not cleared:
         log.warning(
-            "forgot %s, but another connection to this database kept its write-ahead log from being emptied "
-            "within %.0f s: earlier copies of the text stay in the -wal file until the next checkpoint "
-            "(the next write of this server, or the last connection closing, retries it)",
+            "forgot %s, but another connection to this database (a reader holding an older snapshot) kept "
+            "its write-ahead log from being emptied within %.0f s: earlier copies of the text stay in the -wal "
+            "file until that connection lets go and a checkpoint empties it",
             memory_id, BUSY_TIMEOUT_MS / 1000,
         )
     return replace(done, wal_cleared=cleared)

@@ -9,14 +9,15 @@ a check that could not see the text would pass for the wrong reason.
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from memwal_mcp.store.connection import connect
-from tests.e2e.conftest import MEMWAL, RawServer, base_env
+from tests.e2e.conftest import MEMWAL, RawServer, base_env, mcp_stdio_session, tool_text
 from tests.scripted_llm import Reply, ScriptedLLM
 
 WORD = "Qwzxplorf"  # porter stemming leaves it as it is, so the index would hold it verbatim
@@ -181,26 +182,89 @@ async def test_a_repeat_sent_just_before_the_forget_does_not_come_back(tmp_path:
     assert _data(await server.call_tool("memwal_list", {}))["memories"] == []
 
 
-async def test_a_reader_holding_a_snapshot_delays_the_erasure_of_the_log_and_the_log_says_so(
-    tmp_path: Path, raw_servers
-):
-    """A connection in the middle of a read pins the older WAL frames: forget still returns (after
-    a bounded wait), says in the log that -wal keeps earlier copies, and the server's next write
-    after the reader lets go empties it."""
+def _snapshot_reader(db: Path) -> sqlite3.Connection:
+    """A second connection in the middle of a read, as a sqlite3 shell or a backup tool holds one:
+    its snapshot pins the write-ahead log's frames, so no checkpoint can empty the log meanwhile."""
+    reader = sqlite3.connect(db, isolation_level=None)
+    reader.execute("BEGIN")
+    assert reader.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] > 0
+    return reader
+
+
+async def _until_clean(folder: Path, *needles: str, within_s: float = 60) -> None:
+    """Poll the files' bytes until no needle is left; a bound, not a timing claim."""
+    with anyio.fail_after(within_s):
+        while _leaks(folder, *needles):
+            await anyio.sleep(0.1)
+
+
+async def test_forget_says_when_a_reader_keeps_the_log_and_the_idle_server_empties_it_later(tmp_path: Path):
+    """The reply must not claim every file is clean while -wal still holds the text; once the reader
+    lets go, the server empties the log on its own -- no further write, no tool call, no restart."""
     db = tmp_path / "data" / "memwal.db"
-    server = await _server(base_env(tmp_path, db), raw_servers)
-    first = _data(await server.call_tool("memwal_remember", {"text": SECRET, "wait_ms": 15000}))
-    reader = connect(db)
+    env = base_env(tmp_path, db)
+    async with mcp_stdio_session(env, tmp_path / "server.err") as (session, _):
+        async def data(tool: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            result = await session.call_tool(tool, arguments)
+            assert not result.is_error, tool_text(result)
+            assert result.structured_content is not None
+            return tool_text(result), result.structured_content
+
+        _, kept = await data("memwal_remember", {"text": KEPT, "wait_ms": 15000})
+        # No reader: the log is emptied before the reply, and the reply says so.
+        text, erased = await data("memwal_forget", {"memory_id": kept["memory_id"]})
+        assert erased["wal_cleared"] is True and "Not yet" not in text, (text, erased)
+        assert _leaks(db.parent, KEPT) == []
+
+        _, first = await data("memwal_remember", {"text": SECRET, "wait_ms": 15000})
+        assert _leaks(db.parent, SECRET), "the check must see the text before the forget"
+        reader = _snapshot_reader(db)
+        try:
+            text, erased = await data("memwal_forget", {"memory_id": first["memory_id"]})
+            assert erased["wal_cleared"] is False, erased
+            assert "the write-ahead log (-wal) still holds a copy until another process" in text, text
+            assert "retries and empties it as soon as it can" in text, text
+            assert _leaks(db.parent, SECRET), "the pinned frames are still there: nothing can remove them yet"
+            # The text is gone from the database itself, whatever the log holds.
+            _, found = await data("memwal_recall", {"query": f"{WORD} cabinet", "limit": 5})
+            assert all(WORD not in hit["text"] for hit in found["hits"]), found
+
+            reader.execute("COMMIT")  # lets go of the snapshot, but stays open: closing it changes nothing
+            await _until_clean(db.parent, SECRET, WORD)
+        finally:
+            reader.close()
+
+
+async def test_cli_forget_warns_and_exits_3_while_a_reader_keeps_the_log(tmp_path: Path):
+    db = tmp_path / "data" / "memwal.db"
+    env = base_env(tmp_path, db)
+
+    async def cli(*args: str) -> tuple[int, str, str]:
+        done = await anyio.run_process([str(MEMWAL), *args], env=env, check=False)
+        return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+    async def remembered(text: str) -> str:
+        code, out, err = await cli("remember", text, "--json")
+        assert code == 0, err
+        return str(json.loads(out)["memory_id"])
+
+    kept = await remembered(KEPT)
+    assert await cli("forget", kept) == (0, f"forgot {kept} (1 remember jobs erased)\n", "")
+
+    secret = await remembered(SECRET)
+    reader = _snapshot_reader(db)
     try:
-        reader.execute("BEGIN")
-        assert reader.execute("SELECT COUNT(*) FROM memories").fetchone() == (1,)  # a snapshot from before the forget
-        _data(await server.call_tool("memwal_forget", {"memory_id": first["memory_id"]}))
-        with anyio.fail_after(10):  # stderr is read beside the replies: the line may trail the reply a little
-            while not any("write-ahead log" in line and first["memory_id"] in line for line in server.stderr_lines):
-                await anyio.sleep(0.05)
-        assert _leaks(db.parent, SECRET), "the pinned frames are still there: nothing can remove them yet"
+        code, out, err = await cli("forget", secret, "--json")
+        assert code == 3, (code, out, err)
+        assert json.loads(out)["wal_cleared"] is False, out
+        assert (f"warning: the text is erased from the database; the write-ahead log (-wal) still holds a copy "
+                f"until another process (a reader holding an old snapshot) lets go; once it has, run "
+                f"`memwal-mcp forget {secret}` again to empty it") in err, err
+        assert _leaks(db.parent, SECRET)
         reader.execute("COMMIT")
+        # As the warning says: the same forget again, now that the reader has let go, empties the log.
+        code, out, err = await cli("forget", secret, "--json")
+        assert code == 0 and json.loads(out)["wal_cleared"] is True, (code, out, err)
+        assert _leaks(db.parent, SECRET, WORD) == []
     finally:
         reader.close()
-    _data(await server.call_tool("memwal_remember", {"text": KEPT}))
-    assert _leaks(db.parent, SECRET, WORD) == []
