@@ -39,7 +39,7 @@ from .schemas import (
 )
 from .service import MemoryService
 from .stdio_guard import reserve_stdin_for_protocol, reserve_stdout_for_protocol
-from .stdio_replies import Reply, encode, line_too_long, parse_line
+from .stdio_replies import Reply, encode, line_too_long, params_problem, parse_line
 from .tokens import Principal
 
 log = logging.getLogger(__name__)
@@ -64,12 +64,15 @@ def _reply(text: str, model: BaseModel) -> CallToolResult:
 
 
 class _ExplainUninitialized:
-    """Middleware: the SDK refuses a request before `initialize` as "Invalid request parameters" with
-    empty data, which tells a client nothing; this says what is wrong and what to do."""
+    """Middleware: the SDK refuses a request before `initialize`, and params of the wrong shape, as
+    "Invalid request parameters" with empty data, which tells a client nothing; this says what is
+    wrong and what to do."""
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         try:
             return await call_next(ctx)
+        except ValidationError as exc:  # the SDK's check of the params against the method's schema
+            raise MCPError(code=INVALID_PARAMS, message=params_problem(ctx.method, exc)) from exc
         except MCPError as exc:
             gate = exc.code == INVALID_PARAMS and exc.data == "" and exc.message == "Invalid request parameters"
             if gate and ctx.method != "initialize" and ctx.session.client_params is None:
