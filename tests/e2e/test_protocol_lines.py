@@ -177,3 +177,33 @@ async def test_malformed_tools_call_params_are_named(server_env, raw_servers) ->
             assert reply["id"] == 902 and reply["error"]["code"] == -32602, (raw, reply)
             assert named in reply["error"]["message"] and "\n" not in reply["error"]["message"], (raw, reply)
         await _finish(server)
+
+
+async def test_requests_written_just_before_stdin_closes_are_served(server_env, raw_servers) -> None:
+    """A client may write its whole conversation and close stdin at once (a shell pipe): every request
+    already read is answered, and the remember is stored, before the server exits."""
+    env = server_env()
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "memwal_remember", "arguments": {"text": "The piped fact is kept"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+    ]
+    with anyio.fail_after(120):
+        server = await RawServer.start(env)
+        raw_servers.append(server)
+        assert server.proc.stdin is not None
+        server.proc.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        assert await server.close_stdin_and_wait(timeout=90) == 0, "".join(server.stderr_lines[-30:])
+        replies = {message["id"]: message for message in map(json.loads, server.stdout_lines)}
+        remembered = replies[2]
+        assert "result" in remembered and remembered["result"]["isError"] is False, remembered
+        assert replies[3]["result"] == {}, replies[3]
+        job_id = remembered["result"]["structuredContent"]["job_id"]
+
+        again = await _started(lambda: env, raw_servers)
+        status = await again.call_tool("memwal_remember_status", {"job_ids": [job_id]})
+        assert status["isError"] is False, status
+        assert [job["job_id"] for job in status["structuredContent"]["jobs"]] == [job_id], status
+        await _finish(again)
