@@ -215,9 +215,7 @@ def encode(message: JSONRPCMessage) -> bytes | None:
     request_id = message.id
     if isinstance(request_id, str) and not _is_text(request_id):
         request_id = None
-    return encode(_error(request_id, INVALID_PARAMS,
-                         "Invalid params: the reply would repeat a lone UTF-16 surrogate escape (such as \\ud800) "
-                         "from the request, which is not Unicode text; remove or replace it").error)
+    return encode(JSONRPCError(jsonrpc="2.0", id=request_id, error=unencodable_reply()))
 
 
 def _is_text(value: str) -> bool:
@@ -278,3 +276,43 @@ def params_problem(method: str, exc: ValidationError) -> str:
     if kind is not None:
         return f"Invalid params: {where} must be {kind}"
     return f"Invalid params: {where}: {first.get('msg', 'is not valid')}"
+
+
+def _text_only(value: Any) -> Any:
+    """`value` with every lone surrogate replaced by U+FFFD, so that any JSON parser reads it."""
+    if isinstance(value, str):
+        return value if _is_text(value) else "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
+    if isinstance(value, list):
+        return [_text_only(item) for item in value]
+    if isinstance(value, dict):
+        return {_text_only(key): _text_only(item) for key, item in value.items()}
+    return value
+
+
+def for_sdk(message: JSONRPCMessage) -> tuple[bytes, dict[str, Any] | None]:
+    """A body the SDK's parser reads for `message` (HTTP and SSE), and the params as sent when that body had
+    to differ from them: the SDK refuses a lone surrogate escape anywhere in a body, so those become U+FFFD
+    on the way in, and the params as sent are put back before the request is served (then the tool refuses
+    the argument by name, as over stdio)."""
+    dumped = message.model_dump(by_alias=True, exclude_unset=True, mode="python")
+    try:
+        return json.dumps(dumped, ensure_ascii=False).encode("utf-8"), None
+    except UnicodeEncodeError:
+        pass
+    params = dumped.get("params") if isinstance(dumped.get("params"), dict) else None
+    return json.dumps(_text_only(dumped), ensure_ascii=False).encode("utf-8"), params
+
+
+def unencodable_reply() -> ErrorData:
+    """The error sent instead of a reply that would repeat a lone surrogate from its request."""
+    return ErrorData(code=INVALID_PARAMS, message="Invalid params: the reply would repeat a lone UTF-16 surrogate "
+                     "escape (such as \\ud800) from the request, which is not Unicode text; remove or replace it")
+
+
+def is_text(value: Any) -> bool:
+    """Whether every string in `value` (keys too) is Unicode text, i.e. it can be sent as UTF-8."""
+    try:
+        json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
