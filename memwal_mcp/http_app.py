@@ -17,6 +17,7 @@ SDK sees it, `initialize` included:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import math
@@ -35,6 +36,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 from starlette.responses import Response
@@ -42,6 +44,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .config import Settings
 from .ratelimit import RateLimiter
+from .stdio_replies import Reply, encode, for_sdk, is_text, parse_line, unencodable_reply
 from .tokens import TokenRegistry
 
 log = logging.getLogger(__name__)
@@ -55,6 +58,71 @@ _refused: ContextVar[tuple[str, dict[str, Any]] | None] = ContextVar("memwal_ref
 
 # How the SDK's SSE transport tells a client where to post: the first event of the stream.
 _SSE_SESSION = re.compile(rb"session_id=([0-9a-f]{32})")
+
+# Set while a message whose body had to be re-serialised for the SDK goes on to its session: (id, params as
+# sent), put back by `_restore_params` before it is served.
+_sent_params: ContextVar[tuple[Any, dict[str, Any]] | None] = ContextVar("memwal_sent_params", default=None)
+
+
+@dataclass(frozen=True)
+class _Screened:
+    """What the gate decided for a POSTed message (stdio_replies decides, as for a stdio line)."""
+
+    original: Receive  # the body as it came
+    reply: Reply | None = None  # the error to answer instead of serving it
+    receive: Receive | None = None  # the body to pass on; None: nothing to serve (answer 202)
+    params: tuple[Any, dict[str, Any]] | None = None
+
+
+async def _screen(receive: Receive, limit: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> _Screened:
+    """Read a POST's body and decide, as for a stdio line: answer it, pass it on (re-serialised when the SDK's
+    parser would refuse it), or drop it. A body over `limit` is passed on as it came, for the SDK's 413."""
+    chunks: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        chunks.append(message)
+        if message["type"] != "http.request":
+            return _Screened(_replay(chunks, receive), receive=_replay(chunks, receive))
+        size += len(message.get("body", b""))
+        if size > limit:
+            return _Screened(_replay(chunks, receive), receive=_replay(chunks, receive))
+        if not message.get("more_body", False):
+            break
+    original = _replay(chunks, receive)
+    body = b"".join(bytes(chunk.get("body", b"")) for chunk in chunks)
+    if not body.strip():
+        return _Screened(original, receive=_replay(chunks, receive))  # the SDK says what an empty body is
+    parsed = parse_line(body)
+    if isinstance(parsed, Reply):
+        return _Screened(original, reply=parsed)
+    if parsed is None:
+        return _Screened(original)
+    sdk_body, sent = for_sdk(parsed)
+    if sent is None:
+        return _Screened(original, receive=_replay(chunks, receive))
+    request_id = getattr(parsed, "id", None)
+    return _Screened(original, params=(request_id, sent),
+                     receive=_replay([{"type": "http.request", "body": sdk_body, "more_body": False}], receive))
+
+
+def _replay(chunks: list[Message], receive: Receive) -> Receive:
+    """A receive that gives `chunks` again, then whatever follows (the disconnect)."""
+    pending = list(chunks)
+
+    async def replayed() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return replayed
+
+
+def _reply_response(reply: Reply) -> Response:
+    """The HTTP answer to a message refused before the SDK saw it: its JSON-RPC error, as a stdio line gets it."""
+    return Response(encode(reply.error) or b"", status_code=400, media_type="application/json")
+
+
+def _sse_event(reply: Reply) -> bytes:
+    return b"event: message\r\ndata: " + (encode(reply.error) or b"").rstrip(b"\n") + b"\r\n\r\n"
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -142,6 +210,8 @@ class HttpGate:
         self._sessions = SessionBook(settings.auth.max_sessions_per_token)
         self._idle_s = settings.server.session_idle_s
         self._max_sessions = settings.server.max_sessions
+        # Each open SSE stream by session id: its caller, and how to put an event on it.
+        self._sse_streams: dict[str, tuple[str, Callable[[bytes], Awaitable[None]]]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -226,7 +296,22 @@ class HttpGate:
 
         if session_id is not None:
             self._sessions.touch(caller, session_id)
-        await self._app(scope, receive, watch)
+        if scope["method"] == "POST":
+            screened = await _screen(receive)
+            if screened.reply is not None:
+                await _reply_response(screened.reply)(scope, receive, send)
+                return
+            if screened.receive is None:
+                await Response(status_code=202)(scope, receive, send)
+                return
+            receive = screened.receive
+            sent = _sent_params.set(screened.params)
+            try:
+                await self._app(scope, receive, watch)
+            finally:
+                _sent_params.reset(sent)
+        else:
+            await self._app(scope, receive, watch)
         if session_id is not None and (status == 404 or (scope["method"] == "DELETE" and status == 200)):
             self._sessions.forget(caller, session_id)
         if opened is not None:
@@ -264,6 +349,28 @@ class HttpGate:
         session_id = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1")).get("session_id", [None])[0]
         if session_id is not None:
             self._sessions.touch(caller, session_id)
+        screened = await _screen(receive)
+        stream = self._sse_streams.get(session_id or "")
+        if stream is None or stream[0] != caller:  # no stream of this caller's to answer on: the SDK says why
+            receive = screened.original
+        elif screened.reply is not None:
+            # Answered where the client waits for replies, the event stream; the POST says it too.
+            with contextlib.suppress(Exception):  # the stream may be gone already
+                await stream[1](_sse_event(screened.reply))
+            await _reply_response(screened.reply)(scope, receive, send)
+            return
+        elif screened.receive is None:
+            await Response("Accepted", status_code=202)(scope, receive, send)
+            return
+        else:
+            receive = screened.receive
+        sent = _sent_params.set(screened.params)
+        try:
+            await self._sse_pass_on(scope, receive, send, wait)
+        finally:
+            _sent_params.reset(sent)
+
+    async def _sse_pass_on(self, scope: Scope, receive: Receive, send: Send, wait: float) -> None:
         if wait <= 0:
             await self._app(scope, receive, send)
             return
@@ -301,6 +408,10 @@ class HttpGate:
         session_id: str | None = None
         started = finished = False
 
+        async def push(event: bytes) -> None:
+            if not finished:
+                await send({"type": "http.response.body", "body": event, "more_body": True})
+
         async def watch(message: Message) -> None:
             nonlocal session_id, started, finished
             if message["type"] == "http.response.start":
@@ -310,6 +421,7 @@ class HttpGate:
                 found = _SSE_SESSION.search(message.get("body", b"")) if session_id is None else None
                 if found is not None:
                     session_id = found.group(1).decode("ascii")
+                    self._sse_streams[session_id] = (caller, push)
                     for evicted in self._sessions.add(caller, session_id, session):
                         await evicted.end()
             await send(message)
@@ -323,6 +435,7 @@ class HttpGate:
         finally:
             if session_id is not None:
                 self._sessions.forget(caller, session_id)
+                self._sse_streams.pop(session_id, None)
         if cancel.cancelled_caught and started and not finished:
             with contextlib.suppress(Exception):  # the client may be gone already
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -344,12 +457,30 @@ async def _answer_refused(ctx: ServerRequestContext[Any, Any], call_next: CallNe
     raise MCPError(RATE_LIMITED, message, data)
 
 
+async def _restore_params(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Server middleware: a request whose body the gate re-serialised (stdio_replies.for_sdk) is served with
+    its params as sent; a reply that would repeat a lone surrogate from them is refused as over stdio."""
+    sent = _sent_params.get()
+    if sent is None or ctx.request_id is None or ctx.request_id != sent[0]:
+        return await call_next(ctx)
+    try:
+        result = await call_next(dataclasses.replace(ctx, params=sent[1]))
+    except MCPError as exc:
+        if is_text(exc.error.model_dump()):
+            raise
+        raise MCPError.from_error_data(unencodable_reply()) from exc
+    if not is_text(result):
+        raise MCPError.from_error_data(unencodable_reply())
+    return result
+
+
 async def serve_http(server: MCPServer, settings: Settings, registry: TokenRegistry) -> None:
     """Serve `server` over sse or streamable HTTP behind the gate, until the process is stopped."""
     import uvicorn
 
     host, port = settings.server.host, settings.server.port
     app: ASGIApp
+    server.middleware.append(_restore_params)
     if settings.server.transport == "sse":
         server.middleware.append(_answer_refused)
         app = server.sse_app(host=host)

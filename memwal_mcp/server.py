@@ -19,7 +19,19 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetad
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
-from mcp.types import INVALID_PARAMS, PARSE_ERROR, CallToolResult, ErrorData, JSONRPCError, TextContent, ToolAnnotations
+from mcp.types import (
+    INVALID_PARAMS,
+    PARSE_ERROR,
+    CallToolResult,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from . import __version__, validation
@@ -40,10 +52,14 @@ from .schemas import (
 )
 from .service import MemoryService
 from .stdio_guard import reserve_stdin_for_protocol, reserve_stdout_for_protocol
-from .stdio_replies import Reply, encode, line_too_long, parse_line
+from .stdio_replies import Reply, encode, line_too_long, params_problem, parse_line
 from .tokens import Principal
 
 log = logging.getLogger(__name__)
+
+DRAIN_TIMEOUT_S = 40.0
+"""How long a stdio server keeps serving the requests it already read once its input ends: longer than the
+longest call (a remember or status waiting its wait_ms, at most 30 s), so no call is cut short."""
 
 INSTRUCTIONS = """\
 memwal is your long-term memory across conversations.
@@ -65,12 +81,15 @@ def _reply(text: str, model: BaseModel) -> CallToolResult:
 
 
 class _ExplainUninitialized:
-    """Middleware: the SDK refuses a request before `initialize` as "Invalid request parameters" with
-    empty data, which tells a client nothing; this says what is wrong and what to do."""
+    """Middleware: the SDK refuses a request before `initialize`, and params of the wrong shape, as
+    "Invalid request parameters" with empty data, which tells a client nothing; this says what is
+    wrong and what to do."""
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         try:
             return await call_next(ctx)
+        except ValidationError as exc:  # the SDK's check of the params against the method's schema
+            raise MCPError(code=INVALID_PARAMS, message=params_problem(ctx.method, exc)) from exc
         except MCPError as exc:
             gate = exc.code == INVALID_PARAMS and exc.data == "" and exc.message == "Invalid request parameters"
             if gate and ctx.method != "initialize" and ctx.session.client_params is None:
@@ -142,6 +161,34 @@ class _Server(MCPServer):
                 pass
             return None
 
+        # Requests handed to the session and not answered yet: at the end of input they are still served
+        # (a client may write its requests and close stdin at once), for at most DRAIN_TIMEOUT_S.
+        unanswered: set[Any] = set()
+        all_answered = anyio.Event()
+
+        async def drain() -> None:
+            if unanswered:
+                log.info("end of input: finishing %d request(s) already read", len(unanswered))
+                with anyio.move_on_after(DRAIN_TIMEOUT_S) as waited:
+                    await all_answered.wait()
+                if waited.cancelled_caught:
+                    log.warning("end of input: %d request(s) unanswered after %s s; stopping",
+                                len(unanswered), DRAIN_TIMEOUT_S)
+
+        def note(message: JSONRPCMessage) -> None:
+            nonlocal all_answered
+            if isinstance(message, JSONRPCRequest):
+                if not unanswered:
+                    all_answered = anyio.Event()
+                unanswered.add(message.id)
+            elif isinstance(message, JSONRPCNotification) and message.method == "notifications/cancelled":
+                answered((message.params or {}).get("requestId"))  # a cancelled request is never answered
+
+        def answered(request_id: Any) -> None:
+            unanswered.discard(request_id)
+            if not unanswered:
+                all_answered.set()
+
         async def read() -> None:
             async with to_session, replies:
                 while (line := await anyio.to_thread.run_sync(next_line, abandon_on_cancel=True)) != b"":
@@ -156,9 +203,11 @@ class _Server(MCPServer):
                             log.info("answered a request line that cannot be served: %s", parsed.error.error.message)
                             await replies.send(SessionMessage(parsed.error))
                         elif parsed is not None:
+                            note(parsed)
                             await to_session.send(SessionMessage(parsed))
                     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                         return  # the session or the writer has ended: serving is over
+                await drain()
 
         def put(data: bytes) -> None:
             wire_out.write(data)
@@ -168,14 +217,15 @@ class _Server(MCPServer):
             async with to_wire:
                 async for item in to_wire:
                     data = encode(item.message)
-                    if data is None:
-                        continue
-                    try:
-                        await anyio.to_thread.run_sync(put, data)
-                    except OSError as exc:  # the client closed its end: nobody is left to serve
-                        log.info("stdout is closed (%s); stopping", exc)
-                        stop.cancel()
-                        return
+                    if data is not None:
+                        try:
+                            await anyio.to_thread.run_sync(put, data)
+                        except OSError as exc:  # the client closed its end: nobody is left to serve
+                            log.info("stdout is closed (%s); stopping", exc)
+                            stop.cancel()
+                            return
+                    if isinstance(item.message, (JSONRPCResponse, JSONRPCError)):
+                        answered(item.message.id)
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(write, tg.cancel_scope)

@@ -18,9 +18,13 @@ from __future__ import annotations
 
 import json
 import logging
+import types
+import typing
 from dataclasses import dataclass
 from typing import Any
 
+import mcp_types
+import pydantic
 import pydantic_core
 from mcp.types import (
     INVALID_PARAMS,
@@ -30,6 +34,7 @@ from mcp.types import (
     JSONRPCError,
     JSONRPCMessage,
     JSONRPCNotification,
+    JSONRPCRequest,
     JSONRPCResponse,
     jsonrpc_message_adapter,
 )
@@ -59,7 +64,10 @@ def _error(request_id: Any, code: int, message: str) -> Reply:
 
 
 def _valid_id(value: Any) -> bool:
-    return isinstance(value, (int, str)) and not isinstance(value, bool)
+    """An id a reply can carry back: a string must be Unicode text, or the reply could not be written."""
+    if isinstance(value, str):
+        return _is_text(value)
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _shown(value: Any) -> str:
@@ -129,6 +137,9 @@ def _invalid(data: Any) -> Reply | None:
 
 def _envelope_error(data: dict[str, Any]) -> Reply:
     request_id = data["id"]
+    if isinstance(request_id, str) and not _is_text(request_id):
+        return _error(None, INVALID_REQUEST, "Invalid Request: id is not valid Unicode (a lone UTF-16 surrogate "
+                      "escape such as \\ud800); the request was not run")
     if not _valid_id(request_id):
         got = "not null (MCP does not allow a null id)" if request_id is None else f"got {_shown(request_id)}"
         return _error(None, INVALID_REQUEST,
@@ -147,6 +158,8 @@ def _envelope_error(data: dict[str, Any]) -> Reply:
 def _served(message: JSONRPCMessage, data: Any) -> JSONRPCMessage | Reply:
     # The SDK's message types read a request with an unusable id as a notification, id dropped.
     if isinstance(message, JSONRPCNotification) and isinstance(data, dict) and "id" in data:
+        return _envelope_error(data)
+    if isinstance(message, JSONRPCRequest) and isinstance(data, dict) and not _valid_id(message.id):
         return _envelope_error(data)
     return message
 
@@ -202,14 +215,104 @@ def encode(message: JSONRPCMessage) -> bytes | None:
     request_id = message.id
     if isinstance(request_id, str) and not _is_text(request_id):
         request_id = None
-    return encode(_error(request_id, INVALID_PARAMS,
-                         "Invalid params: the reply would repeat a lone UTF-16 surrogate escape (such as \\ud800) "
-                         "from the request, which is not Unicode text; remove or replace it").error)
+    return encode(JSONRPCError(jsonrpc="2.0", id=request_id, error=unencodable_reply()))
 
 
 def _is_text(value: str) -> bool:
     try:
         value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+_KINDS: dict[Any, str] = {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "an array",
+                          dict: "an object"}
+_KIND_OF_ERROR = {"string_type": "a string", "int_type": "an integer", "int_parsing": "an integer",
+                  "float_type": "a number", "bool_type": "a boolean", "list_type": "an array",
+                  "dict_type": "an object", "model_type": "an object", "model_attributes_type": "an object"}
+
+
+def _kind(annotation: Any) -> str | None:
+    """How a field's type reads to a client ("a string"), through Optional and generic aliases."""
+    options = [a for a in typing.get_args(annotation) if a is not type(None)] \
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType) else [annotation]
+    if len(options) != 1:
+        return None
+    option = options[0]
+    base = typing.get_origin(option) or option
+    if isinstance(base, type) and issubclass(base, pydantic.BaseModel):
+        return "an object"
+    return _KINDS.get(base)
+
+
+def _field_kind(request_model: str, loc: tuple[Any, ...]) -> str | None:
+    """The kind of the field at `loc` in the request model named `request_model` (None when unknown)."""
+    model: Any = getattr(mcp_types, request_model, None)
+    annotation: Any = None
+    for part in loc:
+        if not (isinstance(model, type) and issubclass(model, pydantic.BaseModel)):
+            return None
+        field = next((f for name, f in model.model_fields.items() if part in (name, f.alias)), None)
+        if field is None:
+            return None
+        annotation = field.annotation
+        options = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
+        model = options[0] if len(options) == 1 else None
+    return _kind(annotation)
+
+
+def params_problem(method: str, exc: ValidationError) -> str:
+    """One line naming what is wrong with a request's params, for the SDK's bare "Invalid request parameters"."""
+    errors = exc.errors(include_url=False)
+    if not errors:
+        return f"Invalid params: the params of {method} are not valid"
+    first = errors[0]
+    loc = tuple(first.get("loc", ()))
+    where = ".".join(str(part) for part in loc) or "params"
+    kind = _field_kind(exc.title, loc) if first["type"] == "missing" else _KIND_OF_ERROR.get(first["type"])
+    if first["type"] == "missing":
+        return f"Invalid params: {method} needs {where}" + (f", {kind}" if kind else "")
+    if kind is not None:
+        return f"Invalid params: {where} must be {kind}"
+    return f"Invalid params: {where}: {first.get('msg', 'is not valid')}"
+
+
+def _text_only(value: Any) -> Any:
+    """`value` with every lone surrogate replaced by U+FFFD, so that any JSON parser reads it."""
+    if isinstance(value, str):
+        return value if _is_text(value) else "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
+    if isinstance(value, list):
+        return [_text_only(item) for item in value]
+    if isinstance(value, dict):
+        return {_text_only(key): _text_only(item) for key, item in value.items()}
+    return value
+
+
+def for_sdk(message: JSONRPCMessage) -> tuple[bytes, dict[str, Any] | None]:
+    """A body the SDK's parser reads for `message` (HTTP and SSE), and the params as sent when that body had
+    to differ from them: the SDK refuses a lone surrogate escape anywhere in a body, so those become U+FFFD
+    on the way in, and the params as sent are put back before the request is served (then the tool refuses
+    the argument by name, as over stdio)."""
+    dumped = message.model_dump(by_alias=True, exclude_unset=True, mode="python")
+    try:
+        return json.dumps(dumped, ensure_ascii=False).encode("utf-8"), None
+    except UnicodeEncodeError:
+        pass
+    params = dumped.get("params") if isinstance(dumped.get("params"), dict) else None
+    return json.dumps(_text_only(dumped), ensure_ascii=False).encode("utf-8"), params
+
+
+def unencodable_reply() -> ErrorData:
+    """The error sent instead of a reply that would repeat a lone surrogate from its request."""
+    return ErrorData(code=INVALID_PARAMS, message="Invalid params: the reply would repeat a lone UTF-16 surrogate "
+                     "escape (such as \\ud800) from the request, which is not Unicode text; remove or replace it")
+
+
+def is_text(value: Any) -> bool:
+    """Whether every string in `value` (keys too) is Unicode text, i.e. it can be sent as UTF-8."""
+    try:
+        json.dumps(value, ensure_ascii=False, default=str).encode("utf-8")
     except UnicodeEncodeError:
         return False
     return True

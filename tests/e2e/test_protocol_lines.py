@@ -147,8 +147,9 @@ async def test_a_lone_surrogate_is_the_tool_error_naming_the_argument(server_env
         # Where no argument carries it, a JSON-RPC error says what is wrong (with the id when it is usable).
         reply = await _line(server, _call_line(200, "memwal_\\ud800", "{}"))
         assert reply["id"] == 200 and reply["error"]["code"] == -32602 and "surrogate" in reply["error"]["message"]
+        # An id that is not Unicode text is not an id a reply can carry: an Invalid Request, as any unusable id.
         reply = await _line(server, b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}')
-        assert reply["id"] is None and reply["error"]["code"] == -32602 and "surrogate" in reply["error"]["message"]
+        assert reply["id"] is None and reply["error"]["code"] == -32600 and "surrogate" in reply["error"]["message"]
 
         await _alive(server)
         listed = await server.call_tool("memwal_list", {})
@@ -156,3 +157,53 @@ async def test_a_lone_surrogate_is_the_tool_error_naming_the_argument(server_env
         assert await server.close_stdin_and_wait() == 0
     for line in server.stdout_lines:
         json.loads(line)
+
+
+# tools/call params of the wrong shape: the error names what is wrong instead of a bare "Invalid request parameters".
+MALFORMED_CALLS = [
+    (b'{"jsonrpc":"2.0","id":902,"method":"tools/call","params":{}}', "tools/call needs params.name, a string"),
+    (b'{"jsonrpc":"2.0","id":902,"method":"tools/call","params":{"name":"memwal_list","arguments":[1]}}',
+     "params.arguments must be an object"),
+    (b'{"jsonrpc":"2.0","id":902,"method":"tools/call","params":{"name":5}}', "params.name must be a string"),
+    (b'{"jsonrpc":"2.0","id":902,"method":"resources/read","params":{}}', "resources/read needs params.uri, a string"),
+]
+
+
+async def test_malformed_tools_call_params_are_named(server_env, raw_servers) -> None:
+    with anyio.fail_after(120):
+        server = await _started(server_env, raw_servers)
+        for raw, named in MALFORMED_CALLS:
+            reply = await _line(server, raw)
+            assert reply["id"] == 902 and reply["error"]["code"] == -32602, (raw, reply)
+            assert named in reply["error"]["message"] and "\n" not in reply["error"]["message"], (raw, reply)
+        await _finish(server)
+
+
+async def test_requests_written_just_before_stdin_closes_are_served(server_env, raw_servers) -> None:
+    """A client may write its whole conversation and close stdin at once (a shell pipe): every request
+    already read is answered, and the remember is stored, before the server exits."""
+    env = server_env()
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "memwal_remember", "arguments": {"text": "The piped fact is kept"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "ping"},
+    ]
+    with anyio.fail_after(120):
+        server = await RawServer.start(env)
+        raw_servers.append(server)
+        assert server.proc.stdin is not None
+        server.proc.stdin.write(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+        assert await server.close_stdin_and_wait(timeout=90) == 0, "".join(server.stderr_lines[-30:])
+        replies = {message["id"]: message for message in map(json.loads, server.stdout_lines)}
+        remembered = replies[2]
+        assert "result" in remembered and remembered["result"]["isError"] is False, remembered
+        assert replies[3]["result"] == {}, replies[3]
+        job_id = remembered["result"]["structuredContent"]["job_id"]
+
+        again = await _started(lambda: env, raw_servers)
+        status = await again.call_tool("memwal_remember_status", {"job_ids": [job_id]})
+        assert status["isError"] is False, status
+        assert [job["job_id"] for job in status["structuredContent"]["jobs"]] == [job_id], status
+        await _finish(again)
