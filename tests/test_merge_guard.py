@@ -68,7 +68,7 @@ _body = st.lists(st.one_of(_word, _token), min_size=1, max_size=25).map(" ".join
        action=st.sampled_from(["update", "consolidate"]))
 def test_whatever_the_llm_returns_every_source_token_stays_retrievable(target, proposal, reply, action):
     nominee = Nominee(1, "m_x", target, 0.9)
-    plan = plan_outcome(proposal, LLMDecision(action, (nominee,), reply))  # type: ignore[arg-type]
+    plan = plan_outcome(proposal, LLMDecision(action, (nominee,), reply), 65536)  # type: ignore[arg-type]
     assert plan.body is not None
     # What history keeps: the new body, the previous body (revision), the proposal (journal).
     retrievable = " ".join([plan.body, target, proposal]).casefold()
@@ -250,7 +250,7 @@ def test_deleting_any_one_extracted_token_from_a_merge_appends_instead(target, p
         result = check_merge(sources, lossy)
         assert not result.passed, (token, merged)
         assert token in result.missing_tokens or not lossy.strip(), (token, merged)
-        plan = plan_outcome(sources[1], LLMDecision(action, (nominee,), lossy))
+        plan = plan_outcome(sources[1], LLMDecision(action, (nominee,), lossy), 65536)
         assert plan.decision == "appended" and plan.body is not None
         assert sources[0] in plan.body and sources[1] in plan.body
 
@@ -272,7 +272,7 @@ def test_deleting_any_one_content_word_makes_the_guard_fail(pieces, separator):
 
 
 def _skip(proposal: str, target: str):
-    return plan_outcome(proposal, LLMDecision("skip", (Nominee(1, "m_x", target, 0.9),), None))
+    return plan_outcome(proposal, LLMDecision("skip", (Nominee(1, "m_x", target, 0.9),), None), 65536)
 
 
 def test_a_skip_that_would_hide_words_is_created_instead():
