@@ -126,3 +126,56 @@ async def test_an_append_over_the_size_limit_creates_the_proposal_instead(server
     live = db_rows(db_path, "SELECT body FROM memories WHERE status = 'live' ORDER BY rowid")
     assert [body for (body,) in live] == [BASE, PROPOSAL]
     assert len(llm.requests) == 1
+
+
+# --- undo of a merge keeps the proposal remembered ----------------------------------------
+
+MERGED = "The API timeout on staging is now 42 s (previously 30 s)"
+
+
+def _cli(env: dict[str, str], *args: str) -> str:
+    import subprocess
+
+    from tests.e2e.conftest import MEMWAL
+
+    done = subprocess.run([str(MEMWAL), *args], env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, (args, done.stdout, done.stderr)
+    return done.stdout
+
+
+def _live(db: Path) -> list[str]:
+    return sorted(body for (body,) in db_rows(db, "SELECT body FROM memories WHERE status = 'live'"))
+
+
+async def test_undo_of_an_update_brings_the_proposal_back_as_its_own_memory(server_env, db_path, tmp_path):
+    replies = iter([Reply(f"UPDATE C1\n---\n{MERGED}")])
+    with ScriptedLLM(lambda request: next(replies, Reply("CREATE"))) as llm:
+        env = server_env(MEMWAL_LLM__BASE_URL=llm.base_url, MEMWAL_LLM__MODEL="scripted", MEMWAL_LLM__TIMEOUT_S="5")
+        with anyio.fail_after(120):
+            async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+                first = await _remember(session, BASE)
+                second = await _remember(session, PROPOSAL)
+        assert second["decision"] == "updated" and second["memory_id"] == first["memory_id"], second
+        target = first["memory_id"]
+
+        _cli(env, "undo", target)
+        assert _live(db_path) == sorted([BASE, PROPOSAL])
+        [(decision, split)] = db_rows(db_path, "SELECT decision, memory_id FROM remember_jobs WHERE id = ?",
+                                      (second["job_id"],))
+        assert decision == "created" and split != target
+        assert db_rows(db_path, "SELECT body, vector_model FROM memories WHERE id = ?", (split,)) == [(PROPOSAL, None)]
+        _cli(env, "check")
+
+        _cli(env, "undo", target)  # undoing the undo folds the proposal in again
+        assert _live(db_path) == [MERGED]
+        _cli(env, "check")
+        _cli(env, "undo", target)
+        assert _live(db_path) == sorted([BASE, PROPOSAL])
+        _cli(env, "check")
+
+        with anyio.fail_after(120):
+            async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+                found = await _recall(session, "API timeout on staging now 42 s")
+                status = await session.call_tool("memwal_remember_status", {"job_ids": [second["job_id"]]})
+        assert found[0] == PROPOSAL, found
+        assert status.structured_content["jobs"][0]["memory_id"] == split
