@@ -68,6 +68,7 @@ class MemoryService:
             self._progressed,
             decider=make_decider(settings.llm),
             llm_timeout_s=settings.llm.timeout_s,
+            max_body_bytes=settings.limits.max_text_bytes,
         )
         self._progress = anyio.Event()
         self._unindexed = UnindexedVectors()  # vectors of queued facts, kept across recalls

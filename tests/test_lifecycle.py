@@ -107,11 +107,15 @@ async def test_undo_a_consolidation_brings_the_three_memories_back(make_settings
             assert [m.text for m in (await svc.list("local")).items] == [merged]
 
             outcome = await svc.undo("local", last.memory_id)
-            assert sorted(outcome.restored) == sorted({j.memory_id for j in jobs} - {last.memory_id})
+            # The proposal the consolidation folded in comes back too, as its own memory.
+            [proposal_job] = await svc.status("local", [last.id])
+            assert proposal_job.decision == "created" and proposal_job.memory_id in outcome.restored
+            assert sorted(outcome.restored) == sorted(
+                {j.memory_id for j in jobs} - {last.memory_id} | {proposal_job.memory_id})
             live = sorted(m.text for m in (await svc.list("local")).items)
-            assert live == sorted(facts)
+            assert live == sorted([*facts, "The user is allergic to peanuts."])
             found = await svc.recall("local", "peanut allergy", limit=5)
-            assert sorted(h.text for h in found.hits) == sorted(facts)
+            assert sorted(h.text for h in found.hits) == sorted([*facts, "The user is allergic to peanuts."])
             history = await svc.history("local", last.memory_id)
             assert [r.decision for r in history.revisions] == ["undone", "consolidated"]
             assert history.revisions[0].body == merged

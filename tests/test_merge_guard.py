@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwal_mcp.curation.merge_guard import append_body, check_merge, content_words, load_bearing_tokens
+from memwal_mcp.curation.merge_guard import append_body, check_merge, check_skip, content_words, load_bearing_tokens
 from memwal_mcp.curation.plan import plan_outcome
 from memwal_mcp.curation.prompt import LLMDecision, Nominee
 
@@ -68,7 +68,7 @@ _body = st.lists(st.one_of(_word, _token), min_size=1, max_size=25).map(" ".join
        action=st.sampled_from(["update", "consolidate"]))
 def test_whatever_the_llm_returns_every_source_token_stays_retrievable(target, proposal, reply, action):
     nominee = Nominee(1, "m_x", target, 0.9)
-    plan = plan_outcome(proposal, LLMDecision(action, (nominee,), reply))  # type: ignore[arg-type]
+    plan = plan_outcome(proposal, LLMDecision(action, (nominee,), reply), 65536)  # type: ignore[arg-type]
     assert plan.body is not None
     # What history keeps: the new body, the previous body (revision), the proposal (journal).
     retrievable = " ".join([plan.body, target, proposal]).casefold()
@@ -250,7 +250,7 @@ def test_deleting_any_one_extracted_token_from_a_merge_appends_instead(target, p
         result = check_merge(sources, lossy)
         assert not result.passed, (token, merged)
         assert token in result.missing_tokens or not lossy.strip(), (token, merged)
-        plan = plan_outcome(sources[1], LLMDecision(action, (nominee,), lossy))
+        plan = plan_outcome(sources[1], LLMDecision(action, (nominee,), lossy), 65536)
         assert plan.decision == "appended" and plan.body is not None
         assert sources[0] in plan.body and sources[1] in plan.body
 
@@ -272,7 +272,7 @@ def test_deleting_any_one_content_word_makes_the_guard_fail(pieces, separator):
 
 
 def _skip(proposal: str, target: str):
-    return plan_outcome(proposal, LLMDecision("skip", (Nominee(1, "m_x", target, 0.9),), None))
+    return plan_outcome(proposal, LLMDecision("skip", (Nominee(1, "m_x", target, 0.9),), None), 65536)
 
 
 def test_a_skip_that_would_hide_words_is_created_instead():
@@ -318,3 +318,92 @@ def test_a_skip_holds_only_while_the_proposal_adds_nothing(pieces, separator, ex
     assert _skip(f"The {target}.", target).kind == "skip"
     if _delete(target, extra) == target:  # the target does not have it
         assert _skip(f"{target}{separator}{extra}", target).kind == "create"
+
+
+# --- numbers are kept only as the same number, with their unit; no negation is added --------
+
+
+@pytest.mark.parametrize(
+    ("target", "proposal"),
+    [
+        ("The discount rate is 3.5 percent", "The discount rate is 5 percent"),
+        ("The account balance is -500 EUR", "The account balance is 500 EUR"),
+        ("The freezer is set to -18 C", "The freezer is set to 18 C"),
+        ("The upload limit is 10 GB per file, MB quota separate", "The upload limit is 10 MB per file"),
+        ("The retry budget is 3.55 s", "The retry budget is 3.5 s"),
+        ("The user is not allergic to peanuts", "The user is allergic to peanuts"),
+    ],
+)
+def test_a_skip_into_another_number_sign_unit_or_a_negation_is_refused(target, proposal):
+    plan = _skip(proposal, target)
+    assert plan.kind == "create" and "curation_guard_skip_refused" in plan.markers, plan
+
+
+@pytest.mark.parametrize(
+    ("target", "proposal", "merged"),
+    [
+        ("The upload limit is 10 MB per file", "The upload limit is 10 MB per file for free users",
+         "The upload limit is 10 GB per file for free users (MB)"),
+        ("The user is allergic to peanuts", "The user is allergic to peanuts and shellfish",
+         "The user is not allergic to peanuts and shellfish"),
+        ("The deploy runs on Fridays", "The deploy runs on Fridays at noon", "The deploy never runs on Fridays at noon"),
+        ("The user likes tea", "The user likes green tea", "The user doesn't like green tea"),
+        ("The account balance is 500 EUR", "The account balance is 500 EUR today", "The account balance is -500 EUR today"),
+    ],
+)
+def test_an_update_that_changes_a_number_or_adds_a_negation_is_appended(target, proposal, merged):
+    plan = plan_outcome(proposal, LLMDecision("update", (Nominee(1, "m_x", target, 0.9),), merged), 65536)
+    assert plan.decision == "appended" and plan.body == append_body(target, proposal), plan
+
+
+def test_the_same_number_with_its_unit_and_a_kept_negation_still_pass():
+    assert check_merge(["Balance is -500 EUR", "Balance is -500 EUR now"], "Balance is -500 EUR (as of now)").passed
+    assert check_merge(["Freezer at 18 C"], "Freezer at 18 C, checked").passed
+    assert check_merge(["The user does not eat meat"], "The user doesn't eat meat at all").passed
+    assert check_merge(["Runs 10-20 jobs", "Pay 5 percent"], "Runs 10-20 jobs; pay 5 percent.").passed
+
+
+_amount = st.one_of(st.integers(0, 9999).map(str), st.tuples(st.integers(0, 999), st.integers(0, 99)).map(
+    lambda t: f"{t[0]}.{t[1]}"))
+_units = ["MB", "GB", "EUR", "USD", "ms", "s", "percent", "kg"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(amount=_amount, change=st.sampled_from(["-{}", "+{}", "1{}", "{}1", "{}.5", "3.{}", "{}0"]))
+def test_a_number_is_kept_only_as_the_same_number(amount, change):
+    other = change.format(amount)
+    proposal = f"The limit is {amount} today"
+    target = f"The limit is {other} today"
+    assert not check_skip(proposal, target).passed, (proposal, target)
+    assert not check_merge([proposal], target + " as before").passed, (proposal, target)
+    assert check_skip(proposal, f"The limit is {amount}, today").passed
+
+
+@settings(max_examples=200, deadline=None)
+@given(amount=st.integers(0, 9999).map(str), units=st.permutations(_units).map(lambda u: u[:2]))
+def test_a_number_and_its_unit_are_one_token(amount, units):
+    kept, other = units
+    proposal = f"The quota is {amount} {kept} per user"
+    # Both the number and the unit appear, apart: the amount itself does not.
+    target = f"The quota is {amount} {other} per user, {kept} counted separately"
+    assert not check_skip(proposal, target).passed, (proposal, target)
+    assert check_skip(proposal, f"The quota is {amount} {kept} per user, unchanged").passed
+
+
+_plain_words = st.lists(st.sampled_from(["user", "prefers", "deploy", "api", "runs", "fridays", "cache", "team",
+                                         "likes", "tea"]), min_size=2, max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=_plain_words, at=st.integers(0, 12), negation=st.sampled_from(["not", "never", "no", "n't", "cannot"]))
+def test_a_merged_body_with_a_negation_no_source_has_is_refused(words, at, negation):
+    source = " ".join(words)
+    at = min(at, len(words) - 1)
+    spliced = [*words[:at], words[at] + "n't" if negation == "n't" else words[at], *words[at + 1 :]]
+    if negation != "n't":
+        spliced.insert(at, negation)
+    merged = " ".join(spliced)
+    assert check_merge([source], source).passed
+    assert not check_merge([source], merged).passed, merged
+    assert not check_skip(source, merged).passed, merged
+    assert check_merge([merged], merged + " indeed").passed  # a negation a source has is kept, not added

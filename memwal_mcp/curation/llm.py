@@ -59,14 +59,23 @@ class OpenAIDecider:
         except Exception as exc:  # any transport/HTTP/SDK failure means "no decision"
             log.warning("LLM decision failed: %s: %s", type(exc).__name__, exc)
             return None
+        # The reply is untrusted data: the SDK does not check its shape, so `content` may be a
+        # number, a list, null or absent, and any surprise in reading it is "no decision".
         try:
             reply = response.choices[0].message.content
-        except (AttributeError, IndexError, TypeError):
-            reply = None
-        decision = parse_decision(reply, nominees)
+            decision = parse_decision(reply, nominees) if isinstance(reply, str) else None
+        except Exception as exc:  # noqa: BLE001 -- a malformed reply must not stall the lane
+            log.warning("LLM reply could not be read: %s: %s", type(exc).__name__, exc)
+            return None
         if decision is None:
-            log.warning("LLM reply had no usable decision: %r", (reply or "")[:200])
+            log.warning("LLM reply had no usable decision: %s", _shown(reply))
         return decision
+
+
+def _shown(reply: object) -> str:
+    """A reply for the log, cut short; `repr` of whatever arrived, so nothing in it can fail."""
+    text = repr(reply) if not isinstance(reply, str) else repr(reply[:200])
+    return text[:240]
 
 
 def make_decider(settings: LLMSettings) -> Decider | None:

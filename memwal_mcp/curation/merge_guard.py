@@ -11,6 +11,8 @@ good as lost. A merged body therefore keeps, case-insensitively, 100 % of:
 - the content words of every source body (stemmed, so "mornings" keeps "morning"; a
   negation in any form is one word, "not"),
 
+it adds no negation that none of the sources has ("allergic" merged into "not allergic"),
+
 and it is at least 60 % as long as the longest source. A merge that fails is not
 written: the caller appends the proposal to the existing body instead, so nothing can
 be lost. A SKIP ("the proposal adds nothing") is held to the same measure against its
@@ -90,13 +92,15 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("camel", re.compile(r"\b[A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*\b|\b[A-Z]{2,}[a-z][A-Za-z0-9]*\b")),
     ("snake", re.compile(r"\b\w+_\w+\b")),
     ("kebab", re.compile(r"\b[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+\b")),
-    ("caps", re.compile(r"\b[A-Z][A-Z0-9]+\b")),
-    ("alnum", re.compile(r"\b(?:[A-Za-z]+\d|\d+[A-Za-z])[A-Za-z0-9]*\b")),  # python3, k8s, 3rd, 42ms
+    # Before the capitals and letter-digit words: "500 EUR" and "10 MB" are one token each, an
+    # amount, not a number and a unit that may turn up apart.
     ("number", re.compile(
         r"[$€£¥]?(?<![\w.])[-+]?\.?\d+(?:[.,]\d+)*"
         rf"(?:[ \t\u00a0]?(?:%|°\s?[cf]\b|(?:{_UNITS})\b))?(?!\w)",  # a unit on the same line
         re.I,
     )),
+    ("caps", re.compile(r"\b[A-Z][A-Z0-9]+\b")),
+    ("alnum", re.compile(r"\b(?:[A-Za-z]+\d|\d+[A-Za-z])[A-Za-z0-9]*\b")),  # python3, k8s, 3rd, 42ms
 )
 _TRAILING = ".,;:!?)]}'\""
 # "e.g." and "i.e." are dotted, but no identifier.
@@ -161,6 +165,16 @@ def content_words(text: str) -> dict[str, str]:
     return _stems(w for w in _words(text) if (w not in _FILLER or w in _NEGATIONS) and not w.isdigit())
 
 
+def _negations(text: str) -> int:
+    return sum(1 for word in _words(text) if word in _NEGATIONS)
+
+
+def _added_negations(sources: Sequence[str], kept: str) -> int:
+    """Negations in `kept` beyond those of its sources: "allergic to peanuts" merged into "not
+    allergic to peanuts" keeps every word and says the opposite."""
+    return max(0, _negations(kept) - sum(_negations(source) for source in sources))
+
+
 @dataclass(frozen=True, slots=True)
 class GuardResult:
     passed: bool
@@ -168,10 +182,11 @@ class GuardResult:
     length_ratio: float
     missing_tokens: tuple[str, ...] = ()
     missing_words: tuple[str, ...] = ()
+    added_negations: int = 0  # negations the kept body has and no source had
 
     @property
     def missing(self) -> tuple[str, ...]:
-        return self.missing_tokens + self.missing_words
+        return self.missing_tokens + self.missing_words + (("a negation no source has",) if self.added_negations else ())
 
     @property
     def reason(self) -> str:
@@ -181,19 +196,26 @@ class GuardResult:
         def listed(items: tuple[str, ...]) -> str:
             return ", ".join(items[:5]) + (" ..." if len(items) > 5 else "") if items else "none"
 
+        added = f"; adds {self.added_negations} negation(s) no source has" if self.added_negations else ""
         return (
             f"retention {self.retention:.0%} (needs {MIN_RETENTION:.0%}), length {self.length_ratio:.0%} "
             f"(needs {MIN_LENGTH_RATIO:.0%}); missing tokens: {listed(self.missing_tokens)}; "
-            f"missing words: {listed(self.missing_words)}"
+            f"missing words: {listed(self.missing_words)}{added}"
         )
 
 
 def _contains(haystack: str, token: str) -> bool:
     """Whole-token presence: "3" is not kept by "2023"; "42 ms" is kept by "42ms". Only an
-    edge that is a word character needs a boundary: "`x`" is kept by "a`x`b"."""
+    edge that is a word character needs a boundary: "`x`" is kept by "a`x`b". A number is
+    kept only as the same number: not inside a decimal ("5" by "3.5", "3.5" by "3.55") and
+    not with a sign it did not have ("500" by "-500"; a hyphen after a word is no sign)."""
     spaced = r"\s?".join(re.escape(part) for part in token.split(" "))
     before = r"(?<!\w)" if re.match(r"\w", token) else ""
+    if re.match(r"\d", token):
+        before += r"(?<!\d[.,])(?<!(?<!\w)[-+])"
     after = r"(?!\w)" if re.search(r"\w$", token) else ""
+    if re.search(r"\d$", token):
+        after += r"(?![.,]\d)"
     return re.search(before + spaced + after, haystack) is not None
 
 
@@ -230,8 +252,9 @@ def check_merge(sources: Sequence[str], merged: str | None) -> GuardResult:
     retention = _retention(missing_tokens, missing_words, total)
     longest = max((len(s.strip()) for s in sources), default=0)
     length_ratio = 1.0 if longest == 0 else len(merged.strip()) / longest
-    passed = retention >= MIN_RETENTION and length_ratio >= MIN_LENGTH_RATIO
-    return GuardResult(passed, retention, length_ratio, missing_tokens, missing_words)
+    added = _added_negations(sources, merged)
+    passed = retention >= MIN_RETENTION and length_ratio >= MIN_LENGTH_RATIO and not added
+    return GuardResult(passed, retention, length_ratio, missing_tokens, missing_words, added)
 
 
 def check_skip(proposal: str, target: str) -> GuardResult:
@@ -239,7 +262,9 @@ def check_skip(proposal: str, target: str) -> GuardResult:
     does not matter: a short target that holds every word and token hides nothing."""
     missing_tokens, missing_words, total = _lost([proposal], target)
     retention = _retention(missing_tokens, missing_words, total)
-    return GuardResult(retention >= MIN_RETENTION, retention, 1.0, missing_tokens, missing_words)
+    # A target that negates what the proposal affirms does not hold it either.
+    added = _added_negations([proposal], target)
+    return GuardResult(retention >= MIN_RETENTION and not added, retention, 1.0, missing_tokens, missing_words, added)
 
 
 def append_body(existing: str, proposal: str, today: date | None = None) -> str:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .. import validation
+from ..errors import InvalidInput
 from .merge_guard import GuardResult, append_body, check_merge, check_skip
 from .prompt import LLMDecision, Nominee
 
@@ -28,7 +30,23 @@ class MergePlan:
     markers: tuple[str, ...] = ()
 
 
-def plan_outcome(proposal: str, decision: LLMDecision | None) -> MergePlan:
+def _checked_body(body: str | None, max_bytes: int) -> tuple[str | None, str | None]:
+    """(the merged body, or None; why it was refused). Text from the LLM is untrusted: it is
+    held to the policy and the size limit of a remembered text, or it is no body at all."""
+    if body is None:
+        return None, None
+    try:
+        return validation.text(body, max_bytes, name="the merged body"), None
+    except InvalidInput as exc:
+        return None, str(exc)
+
+
+def _fits(body: str, max_bytes: int) -> bool:
+    return len(body.encode("utf-8")) <= max_bytes
+
+
+def plan_outcome(proposal: str, decision: LLMDecision | None, max_body_bytes: int) -> MergePlan:
+    """`max_body_bytes`: the limit on a remembered text, which every stored body keeps."""
     if decision is None:
         return MergePlan("create", "created", "LLM gave no usable decision", markers=("curation_nominee_no_llm_decision",))
     markers = ("curation_llm_decision", f"curation_llm_decision_{decision.action}")
@@ -52,25 +70,37 @@ def plan_outcome(proposal: str, decision: LLMDecision | None) -> MergePlan:
             markers=(*markers, "curation_guard_skip_refused"),
         )
     sources = [nominee.body for nominee in decision.targets] + [proposal]
-    guard = check_merge(sources, decision.merged_body)
+    merged, refused = _checked_body(decision.merged_body, max_body_bytes)
+    guard = check_merge(sources, merged)
     if guard.passed:
-        assert decision.merged_body is not None
+        assert merged is not None
         return MergePlan(
             "merge",
             "updated" if decision.action == "update" else "consolidated",
             f"LLM {decision.action}; guard passed: {guard.reason}",
             target=target,
             retire=decision.targets[1:],
-            body=decision.merged_body,
+            body=merged,
             guard=guard,
             markers=(*markers, "curation_guard_pass"),
+        )
+    why = refused or f"guard refused the merged body ({guard.reason})"
+    appended = append_body(target.body, proposal)
+    if not _fits(appended, max_body_bytes):
+        # Both texts are within the limit, together they are not: the proposal stands alone.
+        return MergePlan(
+            "create",
+            "created",
+            f"LLM {decision.action}; {why}; the dated append would exceed {max_body_bytes} bytes; created instead",
+            guard=guard,
+            markers=(*markers, "curation_guard_append_too_long"),
         )
     return MergePlan(
         "merge",
         "appended",
-        f"LLM {decision.action}; guard refused the merged body ({guard.reason}); appended instead",
+        f"LLM {decision.action}; {why}; appended instead",
         target=target,
-        body=append_body(target.body, proposal),
+        body=appended,
         guard=guard,
         markers=(*markers, "curation_guard_append"),
     )

@@ -89,9 +89,9 @@ _LABEL = re.compile(r"\bC(\d{1,3})\b", re.I)
 _SEPARATOR = re.compile(r"^\s*-{3,}\s*$")
 
 
-def parse_decision(reply: str | None, nominees: Sequence[Nominee]) -> LLMDecision | None:
+def parse_decision(reply: object, nominees: Sequence[Nominee]) -> LLMDecision | None:
     """The decision in an LLM reply, or None when there is no usable one."""
-    if not reply:
+    if not isinstance(reply, str) or not reply:  # an LLM reply is untrusted: not even a string
         return None
     text = _THINK.sub("", reply)
     lines = [line for line in text.splitlines() if not _FENCE_LINE.match(line)]

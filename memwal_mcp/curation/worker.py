@@ -25,8 +25,9 @@ from ..store import Database, memories
 from ..store import jobs as job_store
 from .apply import LeaseLost, apply_plan, curate_until_llm, needs_vector, record_failures
 from .deferred import count_pass
+from .evaluator import Evaluation
 from .llm import Decider
-from .plan import plan_outcome
+from .plan import MergePlan, plan_outcome
 
 log = logging.getLogger("memwal_mcp.curation")
 K = TypeVar("K")
@@ -53,8 +54,10 @@ class CurationWorker:
         on_progress: Callable[[], None] = lambda: None,
         decider: Decider | None = None,
         llm_timeout_s: float = 10.0,
+        max_body_bytes: int = 65536,
     ) -> None:
         self._db = db
+        self._max_body_bytes = max_body_bytes
         self._decider = decider
         self._llm_timeout_s = llm_timeout_s
         self._embedder = embedder
@@ -228,8 +231,7 @@ class CurationWorker:
             if evaluation is None or self._decider is None:
                 return
             job = remaining[consumed]
-            decision = await self._decider.decide(job.text, evaluation.nominees)
-            plan = plan_outcome(job.text, decision)
+            plan = await self._plan(job, evaluation)
             vector = vectors.get(job.id)
             if plan.kind == "merge" and plan.body is not None and embedder is not None:
                 try:
@@ -255,6 +257,18 @@ class CurationWorker:
             )
             self._on_progress()
             remaining = remaining[consumed + 1 :]
+
+    async def _plan(self, job: job_store.QueuedJob, evaluation: Evaluation) -> MergePlan:
+        """What the LLM decided, planned. Nothing the LLM tier raises may keep the job from
+        completing: it was queued, so it is curated -- and a failing decider means CREATE
+        (README), not a job retried forever that holds up its lane."""
+        assert self._decider is not None
+        try:
+            decision = await self._decider.decide(job.text, evaluation.nominees)
+            return plan_outcome(job.text, decision, self._max_body_bytes)
+        except Exception:
+            log.exception("the LLM decision for job %s failed; the proposal is created", job.id)
+            return plan_outcome(job.text, None, self._max_body_bytes)
 
     async def _nearest(
         self, lane: int, batch: list[job_store.QueuedJob], vectors: dict[str, np.ndarray]

@@ -152,11 +152,21 @@ def _erase(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bo
     return Forgotten(tuple(ids), jobs)
 
 
-def undo_last_change(conn: sqlite3.Connection, owner: str, memory_id: str) -> tuple[str, list[str]]:
-    """Restore the body before the last change as a new revision; un-retire what that change folded in.
+# Revisions whose change folded a proposal (its job) into the body: undoing one splits it out.
+_FOLDING = ("updated", "consolidated", "appended")
 
-    Returns (restored body, ids of memories brought back). Restored memories get their vectors
-    from the curation worker's backlog pass; recall scores them directly until then.
+
+def undo_last_change(conn: sqlite3.Connection, owner: str, memory_id: str) -> tuple[str, list[str]]:
+    """Restore the body before the last change as a new revision, and keep everything remembered.
+
+    Undoing a merge (UPDATE, CONSOLIDATE, append) brings back what it folded in: the memories a
+    CONSOLIDATE retired, and the proposal itself, as its own live memory -- the restored body
+    does not hold it, and a job that says "done" must end in a memory that does. The undo's
+    revision lists them, so undoing the undo ("redone") folds them in again, and undoing that
+    brings them back once more.
+
+    Returns (restored body, ids of memories brought back). They get their vectors from the
+    curation worker's backlog pass; recall scores them directly until then.
     """
     with transaction(conn):
         found = memories.memory_by_id(conn, owner, memory_id)
@@ -168,15 +178,50 @@ def undo_last_change(conn: sqlite3.Connection, owner: str, memory_id: str) -> tu
         history = memories.revisions(conn, row.rowid)
         if not history:
             raise InvalidInput(f"memory {memory_id!r} has no change to undo")
-        # The newest previous body comes back; undoing an undo therefore redoes.
-        undoable = history[0]
+        undoable = history[0]  # the newest previous body comes back
+        now = time.time()
+        listed = [i for i in (undoable.merged_ids or "").split(",") if i]
+        restored: list[str] = []
+        if undoable.decision == "undone":
+            # Redo: what the undo brought back is folded in again, as a CONSOLIDATE folds.
+            for other in listed:
+                got = memories.memory_by_id(conn, owner, other)
+                if got is not None and got[1] == "live" and got[0].lane == row.lane:
+                    memories.retire(conn, got[0].rowid, memory_id, now)
+                    restored.append(other)
+            decision = "redone"
+        else:
+            restored = [i for i in listed if memories.unretire(conn, owner, i, memory_id)]
+            if undoable.decision in _FOLDING and undoable.job_id:
+                split = _split_proposal(conn, owner, memory_id, undoable.job_id, now)
+                if split is not None:
+                    restored.append(split)
+            decision = "undone"
         memories.replace_body(
             conn, rowid=row.rowid, lane=row.lane, body=undoable.body, key=norm_key(undoable.body),
-            vector=None, model_id=None, decision="undone", job_id=undoable.job_id, llm_model=None,
-            guard=None, merged_ids=(), now=time.time(),
+            vector=None, model_id=None, decision=decision, job_id=undoable.job_id, llm_model=None,
+            guard=None, merged_ids=restored, now=now,
         )
-        restored: list[str] = []
-        for retired_id in (undoable.merged_ids or "").split(","):
-            if retired_id and memories.unretire(conn, owner, retired_id, memory_id):
-                restored.append(retired_id)
-    return undoable.body, restored
+    return undoable.body, restored if decision == "undone" else []
+
+
+def _split_proposal(conn: sqlite3.Connection, owner: str, memory_id: str, job_id: str, now: float) -> str | None:
+    """The proposal a merge folded into `memory_id`, as its own live memory (its vector queued),
+    and its job pointing at it: the id, or None if the job no longer ends there."""
+    job = conn.execute(
+        "SELECT namespace, lane_id, text, occurred_at, created_at FROM remember_jobs"
+        " WHERE id = ? AND owner = ? AND memory_id = ? AND status = 'done' AND text != ''",
+        (job_id, owner, memory_id),
+    ).fetchone()
+    if job is None:
+        return None
+    namespace, lane, text, occurred_at, created_at = job
+    _, split = memories.create_memory(
+        conn, owner=owner, namespace=namespace, lane=lane, body=text, key=norm_key(text), source_job_id=job_id,
+        vector=None, model_id=None, now=now, occurred_at=occurred_at, created_at=created_at,
+    )
+    conn.execute(
+        "UPDATE remember_jobs SET decision = 'created', memory_id = ?, updated_at = ? WHERE id = ?",
+        (split, now, job_id),
+    )
+    return split
