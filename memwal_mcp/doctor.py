@@ -3,7 +3,9 @@
 Each check is a plain function returning a `Check` (status, a one-line detail, and
 when not ok the fix); nothing here prints. `run_doctor` runs them in order, skipping
 what an earlier failure makes pointless, and works out the exact JSON an MCP client
-needs to start this installation.
+needs to start this installation. What the database engine can do and what a
+database holds come from the store's probes (`store.health`); here they are only
+explained, each with its fix.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import os
 import platform
 import shutil
 import socket
-import sqlite3
 import sys
 import time
 from collections import Counter
@@ -28,7 +29,8 @@ from urllib.parse import urlsplit
 import anyio
 
 from .config import BUNDLED_MODEL, EmbeddingSettings, LLMSettings, Settings, user_data_dir
-from .errors import EmbeddingError, StoreUnavailable
+from .errors import EmbeddingError
+from .store.health import EngineHealth, Integrity, SchemaState, StoredVectors, probe
 
 Status = Literal["ok", "warn", "fail", "skip"]
 
@@ -110,98 +112,61 @@ def check_python() -> Check:
     return Check("python", "ok", detail, data=data)
 
 
-def _stdlib_cannot_load_extensions() -> str | None:
-    """Why the interpreter's own sqlite3 cannot load sqlite-vec, or None when it can."""
-    conn = sqlite3.connect(":memory:")
-    try:
-        if not hasattr(conn, "enable_load_extension"):
-            return "was built without extension loading"
-        try:
-            import sqlite_vec
-
-            conn.enable_load_extension(True)
-            sqlite_vec.load(conn)
-        except Exception as exc:  # noqa: BLE001 - the reason is the answer
-            return f"cannot load sqlite-vec ({exc})"
-        return None
-    finally:
-        conn.close()
-
-
 _SQLITE_DISTRIBUTIONS = {"sqlean": "sqlean-py", "pysqlite3.dbapi2": "pysqlite3-binary"}
 
 
-def check_sqlite() -> Check:
-    from .store.connection import sqlite_module
-
-    why_not = _stdlib_cannot_load_extensions()
-    stdlib = f"the interpreter's sqlite3 (SQLite {sqlite3.sqlite_version})"
-    data: dict[str, Any] = {"stdlib_sqlite_version": sqlite3.sqlite_version, "stdlib_loads_extensions": why_not is None}
-    try:
-        module = sqlite_module()
-    except StoreUnavailable as exc:
-        return Check("sqlite", "fail", f"{stdlib} {why_not or 'fails'}, and no fallback SQLite loads sqlite-vec: {exc}",
+def check_sqlite(engine: EngineHealth) -> Check:
+    driver = engine.sqlite
+    if driver is None:
+        return Check("sqlite", "skip", f"the store runs on {engine.backend} {engine.version}, not SQLite")
+    why_not = driver.stdlib_refusal
+    stdlib = f"the interpreter's sqlite3 (SQLite {driver.stdlib_version})"
+    data: dict[str, Any] = {"stdlib_sqlite_version": driver.stdlib_version, "stdlib_loads_extensions": why_not is None}
+    if driver.module is None:
+        return Check("sqlite", "fail",
+                     f"{stdlib} {why_not or 'fails'}, and no fallback SQLite loads sqlite-vec: {engine.unavailable}",
                      f"install the fallback into memwal-mcp's environment: {_pip(_pinned('sqlean-py'))}", data)
-    data["module"] = module.__name__
-    data["sqlite_version"] = module.sqlite_version
-    if module is sqlite3:
+    data["module"] = driver.module
+    data["sqlite_version"] = engine.version
+    if driver.module == "sqlite3":
         return Check("sqlite", "ok", f"using {stdlib}; it loads extensions", data=data)
-    dist = _SQLITE_DISTRIBUTIONS.get(module.__name__, module.__name__)
+    dist = _SQLITE_DISTRIBUTIONS.get(driver.module, driver.module)
     data["package"], data["package_version"] = dist, _dist_version(dist)
-    label = module.__name__.split(".")[0]
+    label = driver.module.split(".")[0]
     return Check("sqlite", "ok",
                  f"{stdlib} {why_not}; using the {label} fallback ({dist} {data['package_version']},"
-                 f" SQLite {module.sqlite_version})", data=data)
+                 f" SQLite {engine.version})", data=data)
 
 
-def check_sqlite_vec() -> Check:
-    from .store.connection import connect
-
+def check_sqlite_vec(engine: EngineHealth) -> Check:
+    vectors = engine.vectors
+    if vectors is None:
+        return Check("sqlite-vec", "skip", "skipped: no usable SQLite (see sqlite)")
     package = _dist_version("sqlite-vec")
-    try:
-        conn = connect(Path(":memory:"))
-        try:
-            (version,) = conn.execute("SELECT vec_version()").fetchone()
-            conn.execute("CREATE VIRTUAL TABLE v USING vec0("
-                         " lane_id integer partition key, e float[2] distance_metric=cosine)")
-            conn.execute("INSERT INTO v (rowid, lane_id, e) VALUES (1, 1, '[1, 0]'), (2, 1, '[0, 1]')")
-            nearest = conn.execute("SELECT rowid FROM v WHERE e MATCH '[1, 0.1]' AND k = 1 AND lane_id = 1").fetchone()
-        finally:
-            conn.close()
-    except Exception as exc:  # noqa: BLE001 - reported with its fix
-        return Check("sqlite-vec", "fail", f"sqlite-vec {package or '(not installed)'} does not work: {exc}",
+    if vectors.error is not None:
+        return Check("sqlite-vec", "fail", f"sqlite-vec {package or '(not installed)'} does not work: {vectors.error}",
                      f"reinstall it: {_pip(_pinned('sqlite-vec'))}", {"package_version": package})
-    if nearest != (1,):
-        return Check("sqlite-vec", "fail", f"sqlite-vec {version} answered a kNN query wrongly ({nearest})",
+    version = vectors.version
+    if not vectors.works:
+        answer = None if vectors.nearest is None else (vectors.nearest,)  # as the row was shown before
+        return Check("sqlite-vec", "fail", f"sqlite-vec {version} answered a kNN query wrongly ({answer})",
                      f"reinstall it: {_pip(_pinned('sqlite-vec'))}", {"version": version})
     return Check("sqlite-vec", "ok", f"sqlite-vec {version} (package {package}) loads and answers kNN queries",
                  data={"version": version, "package_version": package})
 
 
-def check_fts5() -> Check:
-    from .store.connection import sqlite_module
-
-    module = sqlite_module()
-    conn = module.connect(":memory:")
-    try:
-        conn.execute("CREATE VIRTUAL TABLE t USING fts5 (body, tokenize = 'porter unicode61 remove_diacritics 2')")
-        conn.execute("INSERT INTO t (rowid, body) VALUES (1, 'Deploys go out on Fridays')")
-        stemmed = conn.execute("SELECT rowid FROM t WHERE t MATCH 'deploy'").fetchone() == (1,)
-        try:
-            conn.execute("INSERT INTO t (t, rank) VALUES ('secure-delete', 1)")
-            secure = True
-        except Exception:  # noqa: BLE001 - older SQLite
-            secure = False
-    except Exception as exc:  # noqa: BLE001
-        return Check("fts5", "fail", f"SQLite {module.sqlite_version} has no usable FTS5: {exc}",
+def check_fts5(engine: EngineHealth) -> Check:
+    fulltext = engine.fulltext
+    if fulltext is None:
+        return Check("fts5", "skip", "skipped: no usable SQLite (see sqlite)")
+    if fulltext.error is not None:
+        return Check("fts5", "fail", f"SQLite {engine.version} has no usable FTS5: {fulltext.error}",
                      f"install a SQLite with FTS5: {_pip(_pinned('sqlean-py'))}")
-    finally:
-        conn.close()
-    data = {"porter": stemmed, "secure_delete": secure}
-    if not stemmed:
+    data = {"porter": fulltext.stemming, "secure_delete": fulltext.secure_delete}
+    if not fulltext.stemming:
         return Check("fts5", "fail", "FTS5 works but the porter tokenizer does not stem", "reinstall sqlean-py", data)
-    if not secure:
-        return Check("fts5", "warn", f"FTS5 works; SQLite {module.sqlite_version} lacks secure-delete (3.44+)",
+    if not fulltext.secure_delete:
+        return Check("fts5", "warn", f"FTS5 works; SQLite {engine.version} lacks secure-delete (3.44+)",
                      "forget merges the index instead (slower); install a newer SQLite: "
                      + _pip(_pinned("sqlean-py")), data)
     return Check("fts5", "ok", "FTS5 with porter stemming and secure-delete", data=data)
@@ -272,7 +237,7 @@ def _check_model_folder(model: str, folder: Path) -> Check:
                  data={"folder": str(folder)})
 
 
-async def check_embedding(settings: EmbeddingSettings, stored: tuple[str, int] | None) -> Check:
+async def check_embedding(settings: EmbeddingSettings, stored: StoredVectors | None) -> Check:
     """Load the model as the server would and embed one text; compare with the database's vectors."""
     from .embedding import FastEmbedEmbedder
 
@@ -296,14 +261,14 @@ async def check_embedding(settings: EmbeddingSettings, stored: tuple[str, int] |
     if abs(norm - 1.0) > 0.01:
         return Check("embedding", "warn", f"{detail}, but its length is {norm:.3f}, not 1",
                      "scores and the nomination threshold assume unit vectors: use a model that normalizes", data)
-    if stored is not None and stored[1] != dim:
-        return Check("embedding", "fail", f"{detail}; this database's vectors have {stored[1]} ({stored[0]})",
+    if stored is not None and stored.dim != dim:
+        return Check("embedding", "fail", f"{detail}; this database's vectors have {stored.dim} ({stored.model})",
                      f"run `memwal-mcp reindex` to re-embed the memories with {embedder.model_id}, or configure"
-                     f" the original model (MEMWAL_EMBEDDING__MODEL={stored[0]})", data)
-    if stored is not None and stored[0] != embedder.model_id:
-        return Check("embedding", "warn", f"{detail}; the database's vectors were made by {stored[0]}",
+                     f" the original model (MEMWAL_EMBEDDING__MODEL={stored.model})", data)
+    if stored is not None and stored.model != embedder.model_id:
+        return Check("embedding", "warn", f"{detail}; the database's vectors were made by {stored.model}",
                      f"vectors of different models are not comparable: run `memwal-mcp reindex`, or set"
-                     f" MEMWAL_EMBEDDING__MODEL={stored[0]}", data)
+                     f" MEMWAL_EMBEDDING__MODEL={stored.model}", data)
     return Check("embedding", "ok", detail, data=data)
 
 
@@ -354,31 +319,23 @@ def check_permissions(path: Path) -> Check:
     return Check("permissions", "ok", detail, data={"mode": f"{mode:04o}"})
 
 
-def check_migrations(conn: sqlite3.Connection) -> Check:
-    from .store.migrations import load_migrations
-
-    available = {m.version: m.name for m in load_migrations()}
-    has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'schema_migrations'").fetchone()
-    applied = dict(conn.execute("SELECT version, name FROM schema_migrations").fetchall()) if has_table else {}
-    data = {"available": sorted(available), "applied": sorted(applied)}
-    unknown = sorted(set(applied) - set(available))
-    pending = sorted(set(available) - set(applied))
-    if unknown:
-        names = ", ".join(applied[v] for v in unknown)
+def check_migrations(schema: SchemaState) -> Check:
+    available, applied = schema.available, schema.applied
+    data = {"available": [m.version for m in available], "applied": [m.version for m in applied]}
+    if schema.unknown:
+        names = ", ".join(m.name for m in schema.unknown)
         return Check("migrations", "fail", f"the database has migrations this memwal-mcp does not know: {names}",
                      "upgrade memwal-mcp to the version that wrote this database, or use another MEMWAL_DB_PATH", data)
-    if pending:
-        names = ", ".join(available[v] for v in pending)
+    if schema.pending:
+        names = ", ".join(m.name for m in schema.pending)
         return Check("migrations", "warn", f"{len(applied)} of {len(available)} applied; pending: {names}",
                      "nothing to do: memwal-mcp applies them when it next opens the database", data)
-    latest = available[max(available)] if available else "none"
+    latest = available[-1].name if available else "none"
     return Check("migrations", "ok", f"{len(applied)} of {len(available)} applied (latest {latest})", data=data)
 
 
-def check_integrity(conn: sqlite3.Connection) -> Check:
-    from .store.integrity import check_store
-
-    problems, counts = check_store(conn)
+def check_integrity(integrity: Integrity) -> Check:
+    problems, counts = integrity.problems, integrity.counts
     by_severity = {s: Counter(p.code for p in problems if p.severity == s) for s in ("error", "warning", "info")}
     data = {"problems": [p.line() for p in problems], "counts": counts.summary()}
 
@@ -555,55 +512,28 @@ def check_client_command() -> Check:
 # --- all together -----------------------------------------------------------------------------------
 
 
-def _open_existing(path: Path) -> sqlite3.Connection | str | None:
-    """A connection to the database if there is one; the reason as text if it cannot be opened."""
-    from .store.connection import connect
-
-    path = path.expanduser()
-    if not path.is_file():
-        return None
-    try:
-        conn = connect(path)
-        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-    except Exception as exc:  # noqa: BLE001 - reported as the database check's failure
-        return f"{type(exc).__name__}: {exc}"
-    return conn
-
-
 async def run_doctor(settings: Settings, *, created_now: bool = False) -> DoctorReport:
-    sqlite = check_sqlite()
+    store = await anyio.to_thread.run_sync(probe, settings.db_path)
+    engine, database = store.engine, store.database
+    sqlite = check_sqlite(engine)
     checks: list[Check] = [check_python(), sqlite]
-    store_ok = sqlite.status != "fail"
-    if store_ok:
-        vec = check_sqlite_vec()
-        checks += [vec, check_fts5()]
-        store_ok = vec.status != "fail"
-    opened = await anyio.to_thread.run_sync(_open_existing, settings.db_path) if store_ok else None
-    conn = opened if not isinstance(opened, str) else None
-    try:
-        stored = None
-        if conn is not None:
-            from .store.memories import vector_model
-
-            stored = await anyio.to_thread.run_sync(vector_model, conn)
-        files = check_model_files(settings.embedding)
-        checks.append(files)
-        if files.status == "ok":
-            checks.append(await check_embedding(settings.embedding, stored))
-        elif files.status == "fail":
-            checks.append(Check("embedding", "skip", "skipped: the model files are not usable (see above)"))
-        unopenable = opened if isinstance(opened, str) else None
-        checks += [check_database(settings.db_path, created_now, unopenable), check_permissions(settings.db_path)]
-        if conn is not None:
-            migrations = await anyio.to_thread.run_sync(check_migrations, conn)
-            checks.append(migrations)
-            if migrations.status == "ok":
-                checks.append(await anyio.to_thread.run_sync(check_integrity, conn))
-            else:
-                checks.append(Check("integrity", "skip", "skipped: the schema is not current (see migrations)"))
-    finally:
-        if conn is not None:
-            conn.close()
+    if sqlite.status != "fail":
+        checks += [check_sqlite_vec(engine), check_fts5(engine)]
+    files = check_model_files(settings.embedding)
+    checks.append(files)
+    if files.status == "ok":
+        checks.append(await check_embedding(settings.embedding, database.vectors if database else None))
+    elif files.status == "fail":
+        checks.append(Check("embedding", "skip", "skipped: the model files are not usable (see above)"))
+    unopenable = database.unopenable if database else None
+    checks += [check_database(settings.db_path, created_now, unopenable), check_permissions(settings.db_path)]
+    if database is not None and database.schema is not None:
+        migrations = check_migrations(database.schema)
+        checks.append(migrations)
+        if migrations.status == "ok" and database.integrity is not None:
+            checks.append(check_integrity(database.integrity))
+        else:
+            checks.append(Check("integrity", "skip", "skipped: the schema is not current (see migrations)"))
     configured = llm_configuration(settings.llm)
     if configured is not None:
         checks.append(configured)

@@ -23,6 +23,7 @@ import pytest
 from memwal_mcp import doctor
 from memwal_mcp.config import LLMSettings, load_settings
 from memwal_mcp.store.connection import connect, sqlite_module
+from memwal_mcp.store.health import probe_database
 from memwal_mcp.store.migrations import apply_migrations
 from tests.scripted_llm import Reply, ScriptedLLM
 
@@ -235,10 +236,12 @@ def test_integrity_damage_fails_the_doctor(tmp_path: Path):
         conn.execute("INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, status, decision, memory_id,"
                      " created_at, updated_at) VALUES ('j_1', 'local', 'default', 1, 'x', 'done', 'created', 'm_gone',"
                      " 0, 0)")
-        check = doctor.check_integrity(conn)
-        migrations = doctor.check_migrations(conn)
     finally:
         conn.close()
+    database = probe_database(tmp_path / "memwal.db")
+    assert database is not None and database.schema is not None and database.integrity is not None
+    check = doctor.check_integrity(database.integrity)
+    migrations = doctor.check_migrations(database.schema)
     assert check.status == "fail" and "job_memory_missing" in check.detail and "memwal-mcp check" in (check.fix or "")
     assert migrations.status == "ok"
 
