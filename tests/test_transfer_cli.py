@@ -129,9 +129,9 @@ def test_export_refuses_an_existing_file_unless_forced_and_replaces_it_whole(sma
     assert json.loads(lines[0])["type"] == "header" and len(lines) == 4  # header, lane, job, memory
     assert not list(tmp_path.glob(".*partial*"))  # written beside it and renamed: nothing left over
 
-    fresh = tmp_path / "deeper" / "fresh.jsonl"  # a missing folder is made, as for a backup
-    ok(cli("export", str(fresh), db=small_db))
-    assert fresh.read_text(encoding="utf-8").splitlines()[1:] == lines[1:]
+    fresh = tmp_path / "deeper" / "fresh.jsonl"  # a missing folder is a mistyped path: refused, not made
+    refused(cli("export", str(fresh), db=small_db), str(tmp_path / "deeper"), "does not exist")
+    assert not (tmp_path / "deeper").exists()
 
 
 # --- D7: owner walls on import ------------------------------------------------------------------

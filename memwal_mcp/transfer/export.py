@@ -103,7 +103,7 @@ async def export_memories(
                 os.fsync(handle.fileno())
         except OSError as exc:  # disk full, the folder removed meanwhile
             raise InvalidInput(f"cannot write the export to {destination}: {exc.strerror or exc}") from exc
-        place(partial, destination, force)
+        place(partial, destination, force, "export")
     finally:
         partial.unlink(missing_ok=True)
     return ExportSummary(str(destination), owners, counts)
