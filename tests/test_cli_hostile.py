@@ -87,3 +87,38 @@ def test_force_still_replaces_a_regular_file(db: Path, tmp_path: Path):
     target.write_text("old\n", encoding="utf-8")
     ok(cli("export", str(target), "--force", db=db))
     assert '"memwal-export"' in target.read_text(encoding="utf-8").splitlines()[0]
+
+
+# --- undecodable arguments and a closed stdout ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        (["token", "create", "--owner", "alice", "--label", b"\xff"], "--label"),
+        (["token", "create", "--owner", b"al\xffice"], "--owner"),
+        (["token", "hash", b"\xff"], "TOKEN"),
+        (["token", "revoke", b"sha256:\xff"], "HASH_PREFIX"),
+        (["--owner", b"\xfe", "stats"], "--owner"),
+        (["remember", b"caf\xe9"], "TEXT"),
+    ],
+)
+def test_an_argument_that_is_not_utf8_is_a_one_line_error_naming_it(
+    db: Path, args: list[str | bytes], name: str
+):
+    refused(cli(*args, db=db), f"{name} is not valid UTF-8")
+    assert "no tokens" in ok(cli("token", "list", db=db)).stdout
+
+
+@pytest.mark.parametrize(
+    "args", [["stats"], ["list"], ["check"], ["doctor"], ["recall", "garage"], ["token", "list"], ["export", "-"]]
+)
+def test_a_closed_stdout_ends_quietly_with_the_sigpipe_status(db: Path, args: list[str]):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # nobody will read: the first write fails with EPIPE
+    try:
+        done = subprocess.run([str(MEMWAL), *args], stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              env=env_for(db), timeout=120)
+    finally:
+        os.close(write_end)
+    assert done.stderr == "" and done.returncode == 141, done.stderr

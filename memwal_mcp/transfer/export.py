@@ -90,6 +90,8 @@ async def export_memories(
         try:
             owners, counts = await service.db.read(_write, owner, destination, progress)
             destination.flush()
+        except BrokenPipeError:  # the reader stopped (`export - | head`): the CLI ends quietly
+            raise
         except OSError as exc:  # a closed pipe (`export - | head`), a full disk
             raise InvalidInput(f"cannot write the export to {_stream_name(destination)}: {exc.strerror or exc}") from exc
         return ExportSummary("-", owners, counts)
