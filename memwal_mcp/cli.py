@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from pydantic import ValidationError
 
 from . import __version__
 from .commands import COMMANDS, serve
-from .config import Settings, load_settings
+from .config import Settings, config_problems, load_settings
 from .errors import InvalidInput, MemwalError
+from .validation import printable
 
 
 def _common() -> argparse.ArgumentParser:
@@ -106,8 +108,10 @@ def _main(argv: list[str] | None) -> None:
         settings = _settings(args)
     except MemwalError as exc:
         parser.exit(2, f"memwal-mcp: error: {exc}\n")
-    except Exception as exc:  # pydantic validation of env/TOML values
-        parser.exit(2, f"memwal-mcp: configuration error: {exc}\n")
+    except ValidationError as exc:  # env/TOML/flag values
+        parser.exit(2, "".join(f"memwal-mcp: configuration error: {line}\n" for line in config_problems(exc)))
+    except Exception as exc:  # an unreadable TOML file, an env value that is not JSON
+        parser.exit(2, f"memwal-mcp: configuration error: {printable(str(exc).splitlines()[0] if str(exc) else repr(exc))}\n")
 
     from .logs import setup_logging
 

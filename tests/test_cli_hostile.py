@@ -10,12 +10,15 @@ script as a subprocess on a real SQLite file in tmp_path (vectors off: nothing h
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from memwal_mcp.store.connection import connect
 
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"
 
@@ -122,3 +125,84 @@ def test_a_closed_stdout_ends_quietly_with_the_sigpipe_status(db: Path, args: li
     finally:
         os.close(write_end)
     assert done.stderr == "" and done.returncode == 141, done.stderr
+
+
+# --- one owner rule; config errors one line per problem --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("owner", "fragment"),
+    [("", "empty"), ("e\x1b[31mvil", "U+001B"), ("two\nlines", "U+000A"), ("x" * 5000, "5000 characters")],
+)
+def test_token_create_refuses_an_owner_the_rest_of_the_cli_refuses(db: Path, owner: str, fragment: str):
+    refused(cli("token", "create", "--owner", owner, db=db), "--owner", fragment)
+    refused(cli("--owner", owner, "stats", db=db), "configuration error: owner", fragment)
+    refused(cli("stats", db=db, MEMWAL_OWNER=owner), "configuration error: owner", fragment)
+    refused(cli("stats", db=db, MEMWAL_AUTH__TOKENS=json.dumps([{"hash": "sha256:" + "0" * 64, "owner": owner}])),
+            "configuration error: auth.tokens.0.owner", fragment)
+    assert ok(cli("token", "list", db=db)).stdout.strip() == "no tokens"
+
+
+def test_token_list_never_prints_control_characters_raw(db: Path):
+    ok(cli("token", "create", "--owner", "alice", "--label", "laptop", db=db))
+    conn = connect(db)  # a row written before the owner rule existed
+    try:
+        with conn:
+            conn.execute("UPDATE api_tokens SET owner = ?, label = ?", ("e\x1b[31mvil\nx", "bell\x07"))
+    finally:
+        conn.close()
+    listing = ok(cli("token", "list", db=db)).stdout
+    assert "\x1b" not in listing and "\x07" not in listing and len(listing.strip().splitlines()) == 1, listing
+    assert "e\\x1b[31mvil\\x0ax" in listing and "bell\\x07" in listing
+
+
+def test_config_errors_are_one_line_per_problem_naming_the_key(db: Path, tmp_path: Path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[recall]\ndefault_limit = 0\n[server]\nport = "x"\n', encoding="utf-8")
+    message = refused(cli("--config", str(bad), "stats", db=db), lines=2)
+    first, second = message.splitlines()
+    assert first.startswith("memwal-mcp: configuration error: recall.default_limit: ") and "(got 0)" in first
+    assert second.startswith("memwal-mcp: configuration error: server.port: ") and "(got 'x')" in second
+    refused(cli("stats", db=db, MEMWAL_AUTH__TOKENS='[{"hash": "sha256:00"}]'), "auth.tokens.0.owner", "required")
+    refused(cli("stats", db=db, MEMWAL_AUTH__TOKENS="not json"), "MEMWAL_AUTH__", "not valid JSON")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("owner = [\n", encoding="utf-8")
+    refused(cli("--config", str(broken), "stats", db=db), str(broken), "not valid TOML")
+
+
+# --- token revoke names exactly one token ------------------------------------------------
+
+
+def _hashes(db: Path) -> dict[str, str | None]:
+    rows = json.loads(ok(cli("token", "list", "--json", db=db)).stdout)
+    return {row["hash"]: row["revoked_at"] for row in rows}
+
+
+def test_token_revoke_needs_a_prefix_that_names_one_token(db: Path):
+    for owner in ("a", "b", "c"):
+        ok(cli("token", "create", "--owner", owner, db=db))
+    hashes = sorted(_hashes(db))
+    for short in ("s", "sha256:", "sha256:abc", "nothex!!"):
+        refused(cli("token", "revoke", short, db=db), "at least 8 hex digits")
+    assert all(revoked is None for revoked in _hashes(db).values())
+
+    refused(cli("token", "revoke", "sha256:" + "0" * 63 + "x", db=db), "not hex")
+    missing = "sha256:" + ("0" * 8 if not any(h.startswith("sha256:00000000") for h in hashes) else "f" * 8)
+    refused(cli("token", "revoke", missing, db=db), "no active token")
+
+    conn = connect(db)  # two tokens sharing a long prefix, as chance will one day make them
+    try:
+        with conn:
+            conn.execute("UPDATE api_tokens SET hash = ? WHERE hash = ?", ("sha256:12345678aa" + "0" * 54, hashes[0]))
+            conn.execute("UPDATE api_tokens SET hash = ? WHERE hash = ?", ("sha256:12345678bb" + "0" * 54, hashes[1]))
+    finally:
+        conn.close()
+    refused(cli("token", "revoke", "sha256:12345678", db=db), "2 active tokens", "nothing was revoked")
+    assert all(revoked is None for revoked in _hashes(db).values())
+
+    done = ok(cli("token", "revoke", "12345678AA", db=db))
+    assert done.stdout.strip() == "revoked sha256:12345678aa" + "0" * 54
+    states = _hashes(db)
+    assert states["sha256:12345678aa" + "0" * 54] is not None
+    assert sorted(h for h, revoked in states.items() if revoked is None) == sorted(
+        ["sha256:12345678bb" + "0" * 54, hashes[2]])
