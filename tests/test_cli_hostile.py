@@ -206,3 +206,14 @@ def test_token_revoke_needs_a_prefix_that_names_one_token(db: Path):
     assert states["sha256:12345678aa" + "0" * 54] is not None
     assert sorted(h for h, revoked in states.items() if revoked is None) == sorted(
         ["sha256:12345678bb" + "0" * 54, hashes[2]])
+
+
+# --- reindex --batch-size ----------------------------------------------------------------
+
+
+def test_reindex_refuses_a_batch_size_below_one(db: Path):
+    real_model = {"MEMWAL_EMBEDDING__MODEL": "memwal/all-MiniLM-L6-v2-int8"}  # the bundled one, no network
+    for size in ("0", "-1"):
+        refused(cli("reindex", "--batch-size", size, db=db, **real_model), "--batch-size", "from 1", f"got {size}")
+    done = ok(cli("reindex", "--batch-size", "2", db=db, **real_model))
+    assert done.stdout.strip() == "re-embedded 1 memories with memwal/all-MiniLM-L6-v2-int8", done.stdout
