@@ -7,15 +7,20 @@ builds Settings (flags > env > TOML > defaults) and turns errors into exit codes
 from __future__ import annotations
 
 import argparse
+import os
+import signal
+import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
+from pydantic import ValidationError
 
 from . import __version__
 from .commands import COMMANDS, serve
-from .config import Settings, load_settings
+from .config import Settings, config_problems, load_settings
 from .errors import InvalidInput, MemwalError
+from .validation import printable
 
 
 def _common() -> argparse.ArgumentParser:
@@ -51,16 +56,62 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(getattr(args, "config", None), **overrides)
 
 
+def _argument_names(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """dest -> how the user typed it ("--label", "TOKEN"), over every subcommand's parser."""
+    names: dict[str, str] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                names.update(_argument_names(sub))
+        elif action.option_strings:
+            names.setdefault(action.dest, max(action.option_strings, key=len))
+        else:
+            names.setdefault(action.dest, (action.metavar if isinstance(action.metavar, str) else action.dest).upper())
+    return names
+
+
+def _refuse_undecodable(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """An argument that is not UTF-8 arrives with its bad bytes as lone surrogates (PEP 383);
+    anything that encodes it later (a hash, SQLite, print) would end in a traceback."""
+    for dest, value in vars(args).items():
+        if isinstance(value, str) and any("\udc80" <= ch <= "\udcff" for ch in value):
+            byte = next(ord(ch) - 0xDC00 for ch in value if "\udc80" <= ch <= "\udcff")
+            name = _argument_names(parser).get(dest, dest)
+            parser.exit(2, f"memwal-mcp: error: {name} is not valid UTF-8 (byte 0x{byte:02x}); pass UTF-8 text\n")
+
+
 def main(argv: list[str] | None = None) -> None:
+    try:
+        _main(argv)
+        sys.stdout.flush()  # a pipe closed early fails here, inside the handler, not at exit
+    except BrokenPipeError:
+        _stdout_closed()
+
+
+def _stdout_closed() -> None:
+    """The reader of stdout went away (`memwal-mcp list | head`): end quietly, as a killed-by-SIGPIPE
+    program would. What is still buffered cannot be written; pointing stdout at /dev/null keeps
+    the interpreter's exit from reporting that a second time."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(128 + getattr(signal, "SIGPIPE", 13))
+
+
+def _main(argv: list[str] | None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _refuse_undecodable(parser, args)
     name = args.command or serve.NAME
     try:
         settings = _settings(args)
     except MemwalError as exc:
         parser.exit(2, f"memwal-mcp: error: {exc}\n")
-    except Exception as exc:  # pydantic validation of env/TOML values
-        parser.exit(2, f"memwal-mcp: configuration error: {exc}\n")
+    except ValidationError as exc:  # env/TOML/flag values
+        parser.exit(2, "".join(f"memwal-mcp: configuration error: {line}\n" for line in config_problems(exc)))
+    except Exception as exc:  # an unreadable TOML file, an env value that is not JSON
+        parser.exit(2, f"memwal-mcp: configuration error: {printable(str(exc).splitlines()[0] if str(exc) else repr(exc))}\n")
 
     from .logs import setup_logging
 

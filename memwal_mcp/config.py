@@ -8,16 +8,24 @@ test keeps the two in step.
 from __future__ import annotations
 
 import os
+import re
+import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, ValidationError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # what pydantic-settings reads TOML with before 3.11
+    import tomli as tomllib
 
 APP_NAME = "memwal-mcp"
 BUNDLED_MODEL = "memwal/all-MiniLM-L6-v2-int8"
@@ -33,6 +41,20 @@ def user_config_file() -> Path:
     from platformdirs import user_config_path
 
     return user_config_path(APP_NAME, appauthor=False) / "config.toml"
+
+
+def _owner_rule(value: str) -> str:
+    from .errors import InvalidInput
+    from .validation import owner
+
+    try:
+        return owner(value, name="the owner")
+    except InvalidInput as exc:  # pydantic reports a ValueError under the key that holds it
+        raise ValueError(str(exc)) from None
+
+
+# The one owner rule (validation.owner), for every key that names an owner.
+OwnerName = Annotated[str, AfterValidator(_owner_rule)]
 
 
 def _default_db_path() -> Path:
@@ -100,7 +122,7 @@ class LimitSettings(BaseModel):
 
 class TokenSettings(BaseModel):
     hash: str = Field(description="'sha256:' + hex SHA-256 of the token (memwal-mcp token hash TOKEN prints it).")
-    owner: str = Field(min_length=1, max_length=128, description="Whose memory the token acts for.")
+    owner: OwnerName = Field(description="Whose memory the token acts for.")
     scopes: list[Literal["read", "write"]] = Field(
         default_factory=lambda: ["read", "write"],  # type: ignore[arg-type]  # the literals are the two scopes
         description="read: recall/status/history/list; write: remember/forget."
@@ -146,7 +168,7 @@ class Settings(BaseSettings):
     )
 
     db_path: Path = Field(default_factory=_default_db_path, description="The SQLite file.")
-    owner: str = Field("local", min_length=1, max_length=128, description="Owner for stdio and the CLI.")
+    owner: OwnerName = Field("local", description="Owner for stdio and the CLI.")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="stderr log level.")
     log_file: Path | None = Field(None, description="Also append logs to this file.")
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
@@ -187,15 +209,49 @@ def _discover_config_file() -> Path | None:
 
 
 def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
-    """Build Settings; `overrides` are CLI flags (nested as dicts) and win over everything."""
-    if config_file is None:
-        return Settings(**overrides)
-    if not config_file.is_file():
-        from .errors import InvalidInput
+    """Build Settings; `overrides` are CLI flags (nested as dicts) and win over everything.
 
+    A value out of range raises pydantic's ValidationError (see `config_problems`); a file
+    that is not TOML, or an environment value that is not JSON, is an InvalidInput naming it.
+    """
+    from .errors import InvalidInput
+
+    if config_file is not None and not config_file.is_file():
         raise InvalidInput(f"config file {config_file} does not exist")
+    try:
+        if config_file is None:
+            return Settings(**overrides)
 
-    class _FromFile(Settings):
-        model_config = SettingsConfigDict(**{**Settings.model_config, "toml_file": config_file})
+        class _FromFile(Settings):
+            model_config = SettingsConfigDict(**{**Settings.model_config, "toml_file": config_file})
 
-    return _FromFile(**overrides)
+        return _FromFile(**overrides)
+    except tomllib.TOMLDecodeError as exc:
+        path = config_file or _discover_config_file()
+        raise InvalidInput(f"config file {path} is not valid TOML: {exc}") from None
+    except SettingsError as exc:
+        found = re.search(r'field "(\w+)"', str(exc))
+        key = found.group(1) if found else "a setting"
+        raise InvalidInput(
+            f"{key}: an environment variable MEMWAL_{key.upper()}__... holds a value that is not valid JSON"
+            " (a list or object, such as MEMWAL_AUTH__TOKENS, is written in JSON)"
+        ) from None
+
+
+def config_problems(exc: ValidationError) -> list[str]:
+    """One line per problem, naming the key (`recall.default_limit`) and the value, instead of
+    pydantic's dump (several lines per problem, input types and a documentation URL)."""
+    lines = []
+    for error in exc.errors(include_url=False):
+        key = ".".join(str(part) for part in error["loc"]) or "the settings"
+        message = str(error["msg"]).removeprefix("Value error, ")
+        value = error.get("input")
+        shown = "" if error["type"] == "missing" or isinstance(value, (dict, list)) else f" (got {_shown(value)})"
+        lines.append(f"{key}: {message[:1].lower()}{message[1:]}{shown}")
+    return lines
+
+
+def _shown(value: object) -> str:
+    from .validation import printable, show
+
+    return printable(show(value))

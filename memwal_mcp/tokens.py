@@ -55,6 +55,23 @@ def parse_scopes(text: str) -> tuple[str, ...]:
     return scopes
 
 
+HASH_PREFIX = "sha256:"
+MIN_PREFIX_HEX = 8
+_HEX = frozenset("0123456789abcdef")
+
+
+def parse_hash_prefix(text: str) -> str:
+    """A prefix of a token hash, for revoke: `sha256:` (optional) and at least 8 hex digits,
+    so a slip such as `revoke s` cannot name every token there is."""
+    digits = text.strip().lower().removeprefix(HASH_PREFIX)
+    if len(digits) < MIN_PREFIX_HEX or not set(digits) <= _HEX or len(digits) > 64:
+        raise InvalidInput(
+            f"hash prefix {text!r} is too short or not hex: give '{HASH_PREFIX}' and at least {MIN_PREFIX_HEX} hex "
+            "digits of the hash, as `memwal-mcp token list` shows it"
+        )
+    return HASH_PREFIX + digits
+
+
 class TokenRegistry:
     def __init__(self, settings: AuthSettings, db: Database) -> None:
         self._configured = {t.hash.lower(): Principal(t.owner, frozenset(t.scopes), t.hash.lower()) for t in settings.tokens}

@@ -77,6 +77,42 @@ def query(value: object, max_bytes: int) -> str:
     return text(value, max_bytes, name="query", hint="say what to search for", shorten="shorten the query")
 
 
+MAX_OWNER_CHARS = 128
+
+
+def owner(value: object, name: str = "owner") -> str:
+    """An owner name, the same rule wherever one is accepted (config, --owner, tokens, imports):
+    it is printed in listings and logs, so one visible line of at most 128 characters."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string")
+    if len(value) > MAX_OWNER_CHARS:
+        raise InvalidInput(f"{name} is {len(value)} characters; the limit is {MAX_OWNER_CHARS}")
+    _check_chars(name, value, one_line=True)
+    if not value.strip() or not has_visible_content(value):
+        raise InvalidInput(f"{name} is empty or has nothing visible in it; give a name such as 'alice'")
+    return value
+
+
+MAX_LABEL_CHARS = 200
+
+
+def label(value: object, name: str = "--label") -> str:
+    """A token's note: one line, printed by `token list` beside the owner."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string")
+    if len(value) > MAX_LABEL_CHARS:
+        raise InvalidInput(f"{name} is {len(value)} characters; the limit is {MAX_LABEL_CHARS}")
+    _check_chars(name, value, one_line=True)
+    return value
+
+
+def printable(value: str) -> str:
+    """`value` with every control character, separator and lone surrogate as its escape, so
+    printing a stored string (written before this rule, or by hand) cannot move the cursor."""
+    return _REFUSED_IN_ONE_LINE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                                    else f"\\u{ord(m.group()):04x}", value)
+
+
 def namespace(value: object) -> str:
     if value is None:
         return "default"

@@ -129,9 +129,9 @@ def test_export_refuses_an_existing_file_unless_forced_and_replaces_it_whole(sma
     assert json.loads(lines[0])["type"] == "header" and len(lines) == 4  # header, lane, job, memory
     assert not list(tmp_path.glob(".*partial*"))  # written beside it and renamed: nothing left over
 
-    fresh = tmp_path / "deeper" / "fresh.jsonl"  # a missing folder is made, as for a backup
-    ok(cli("export", str(fresh), db=small_db))
-    assert fresh.read_text(encoding="utf-8").splitlines()[1:] == lines[1:]
+    fresh = tmp_path / "deeper" / "fresh.jsonl"  # a missing folder is a mistyped path: refused, not made
+    refused(cli("export", str(fresh), db=small_db), str(tmp_path / "deeper"), "does not exist")
+    assert not (tmp_path / "deeper").exists()
 
 
 # --- D7: owner walls on import ------------------------------------------------------------------
@@ -467,3 +467,54 @@ def test_unusable_export_and_backup_destinations_are_one_line_errors(small_db: P
     refused(done, "cannot write the export to stdout")
     assert plain.read_text(encoding="utf-8") == "a file, not a folder\n"
     check_passes(small_db)
+
+
+# --- D7b: imported texts pass the rules of a remember -----------------------------------------
+
+
+def _done_job(text: str, **fields: Any) -> dict[str, Any]:
+    return {"type": "job", "id": "j_0000000000000002", "owner": "local", "namespace": "default", "text": text,
+            "status": "done", "decision": "created", "memory_id": "m_0000000000000002",
+            "created_at": 1.8e9, "updated_at": 1.8e9, **fields}
+
+
+def _memory(body: str) -> dict[str, Any]:
+    return {"type": "memory", "id": "m_0000000000000002", "owner": "local", "namespace": "default", "body": body,
+            "status": "live", "source_job_id": "j_0000000000000002", "created_at": 1.8e9, "updated_at": 1.8e9}
+
+
+def _revision(body: str) -> dict[str, Any]:
+    return {"type": "revision", "owner": "local", "memory_id": "m_0000000000000002", "body": body,
+            "decision": "updated", "created_at": 1.8e9}
+
+
+@pytest.mark.parametrize(
+    ("records", "expected"),
+    [
+        ([_done_job("ctl\x00\x1b[31mred"), _memory("fine")], ["line 3", "job text", "U+0000"]),
+        ([_done_job("fine"), _memory("ctl\x1b[31mred")], ["line 4", "memory body", "U+001B"]),
+        ([_done_job("h" * 200_000), _memory("h")], ["line 3", "job text is 200000 bytes", "65536"]),
+        ([_done_job("fine"), _memory("h" * 200_000)], ["line 4", "memory body is 200000 bytes"]),
+        ([_done_job("fine"), _memory("fine"), _revision("old\x07body")], ["line 5", "revision body", "U+0007"]),
+        ([_done_job(""), _memory("fine")], ["line 3", "job text is empty"]),
+        ([_done_job("fine"), _memory("\u200b\u200b")], ["line 4", "memory body has nothing visible"]),
+        ([_done_job("fine", idempotency_key="k\x1b"), _memory("fine")], ["line 3", "idempotency_key", "U+001B"]),
+    ],
+)
+def test_an_imported_text_the_remember_tool_would_refuse_is_refused_with_its_line(
+    tmp_path: Path, records: list[dict[str, Any]], expected: list[str]
+):
+    db = tmp_path / "memwal.db"
+    ok(cli("remember", "The garage door code is 4417", db=db))
+    before = dump(db)
+    path = write_jsonl(tmp_path / "crafted.jsonl", [HEADER, LANE, *records])
+    refused(cli("import", str(path), db=db), str(path), "nothing was imported", *expected)
+    assert dump(db) == before
+
+
+def test_an_imported_owner_follows_the_owner_rule(tmp_path: Path):
+    db = tmp_path / "memwal.db"
+    evil = "e\x1b[31mvil"
+    path = write_jsonl(tmp_path / "crafted.jsonl", [{**HEADER, "owners": [evil]}, {**LANE, "owner": evil}])
+    refused(cli("import", str(path), "--all-owners", db=db), str(path), "line 1", "U+001B")
+    assert sum(len(rows) for rows in dump(db).values()) == 0

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import anyio
 
+from ..errors import InvalidInput
 from ..service import MemoryService
 from ..store.backup import backup_database
 from ..store.integrity import summary_line
@@ -17,15 +18,17 @@ WORKER = False
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", type=Path, help="the file to write the copy to")
+    parser.add_argument("path", help="the file to write the copy to (not '-': a backup is a database file)")
     parser.add_argument("--force", action="store_true", help="overwrite PATH if it exists")
     parser.add_argument("--no-check", dest="verify", action="store_false", help="do not run `check` on the copy")
     add_json_flag(parser)
 
 
 async def run(service: MemoryService, args: argparse.Namespace) -> None:
+    if args.path == "-":  # `export -` means stdout; a database copy cannot be streamed
+        raise InvalidInput("backup cannot write to stdout ('-'): give a file name for the copy (e.g. ./memwal-backup.db)")
     result = await anyio.to_thread.run_sync(
-        lambda: backup_database(service.db.path, args.path, force=args.force, verify=args.verify)
+        lambda: backup_database(service.db.path, Path(args.path), force=args.force, verify=args.verify)
     )
     failed = any(p.severity == "error" for p in result.problems)
     lines = [

@@ -32,7 +32,7 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
     if args.file == "-":
         try:
             summary = await export_memories(service, sys.stdout, owner, progress)
-        except InvalidInput:
+        except (InvalidInput, BrokenPipeError):
             # What is left in stdout's buffer cannot be written either; without this the
             # interpreter's exit would print a second error about flushing it.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

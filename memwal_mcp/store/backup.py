@@ -11,6 +11,7 @@ has been checked, so PATH never holds half a backup.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,24 +65,52 @@ def _exists(target: Path) -> InvalidInput:
     return InvalidInput(f"{target} already exists; choose another path or pass --force to overwrite it")
 
 
-def check_destination(target: Path, database: Path, *, force: bool, what: str) -> Path:
-    """Refuse a destination that would damage the database or someone's file; create its folder.
+def _kind_of(mode: int) -> str | None:
+    """What a non-regular file is, in words; None for a regular file."""
+    for test, word in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return word
+    return None if stat.S_ISREG(mode) else "not a regular file"
 
-    `what` names the output in messages ("backup", "export"). Returns the expanded path.
+
+def _refuse_special(target: Path, what: str) -> bool:
+    """Raise if `target` exists and is not a regular file; True if it exists (or is a dangling link)."""
+    try:
+        mode = os.stat(target).st_mode  # follows a symlink: what a rename would destroy is its target
+    except FileNotFoundError:
+        return target.is_symlink()
+    except OSError as exc:
+        raise InvalidInput(f"cannot write the {what} to {target}: {exc.strerror or exc}") from exc
+    kind = _kind_of(mode)
+    if kind == "a folder":
+        raise InvalidInput(f"{target} is a folder; give a file name for the {what}")
+    if kind is not None:
+        raise InvalidInput(f"{target} is {kind}, not a regular file; the {what} only replaces regular files")
+    return True
+
+
+def check_destination(target: Path, database: Path, *, force: bool, what: str) -> Path:
+    """Refuse a destination that would damage the database, someone's file or a device.
+
+    `what` names the output in messages ("backup", "export"). The output replaces a regular
+    file only (with `force`): renaming it over a device, FIFO or socket would destroy that
+    node (as root, /dev/full), so anything else is refused whatever the flags. Its folder
+    must exist already: a mistyped path is an error, not a new tree of folders. Returns the
+    expanded path.
     """
     target = target.expanduser()
     if is_database_file(target, database):
         raise InvalidInput(
             f"{target} is the database {database} or one of its -wal/-shm files; choose another path for the {what}"
         )
-    if target.is_dir():
-        raise InvalidInput(f"{target} is a folder; give a file name for the {what}")
-    if (target.exists() or target.is_symlink()) and not force:
+    if _refuse_special(target, what) and not force:
         raise _exists(target)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InvalidInput(f"cannot create the folder {target.parent} for the {what}: {exc.strerror or exc}") from exc
+    parent = target.parent
+    if not parent.is_dir():
+        state = "is not a folder" if parent.exists() else "does not exist"
+        raise InvalidInput(f"the folder {parent} for the {what} {state}; create it first or choose another path")
     return target
 
 
@@ -96,10 +125,12 @@ def reserve_staging(target: Path, what: str) -> Path:
     return staging
 
 
-def place(staging: Path, target: Path, force: bool) -> None:
-    """Move the finished file to `target`; without `force`, never over an existing file."""
+def place(staging: Path, target: Path, force: bool, what: str) -> None:
+    """Move the finished file to `target`; without `force`, never over an existing file,
+    and never over anything but a regular file (it may have appeared while the output was written)."""
     try:
         if force:
+            _refuse_special(target, what)
             os.replace(staging, target)
             return
         try:
@@ -145,7 +176,7 @@ def backup_database(source: Path, target: Path, *, force: bool = False, verify: 
     finally:
         src.close()
     try:
-        place(staging, target, force)
+        place(staging, target, force, "backup")
     finally:
         _remove_with_sidecars(staging)
     return BackupResult(source, target, target.stat().st_size, time.monotonic() - started, counts, tuple(problems))

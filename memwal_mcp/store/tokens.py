@@ -49,13 +49,15 @@ def count_active(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COUNT(*) FROM api_tokens WHERE revoked_at IS NULL").fetchone()[0]
 
 
-def revoke_tokens(conn: sqlite3.Connection, hash_prefix: str) -> list[str]:
-    """Revoke the active tokens whose hash starts with the prefix; returns their hashes."""
+def revoke_token(conn: sqlite3.Connection, hash_prefix: str) -> list[str]:
+    """Revoke the one active token whose hash starts with the prefix; returns the hashes that
+    matched. More than one match revokes nothing (the caller says it was ambiguous)."""
     with transaction(conn):
         rows = conn.execute(
-            "SELECT hash FROM api_tokens WHERE revoked_at IS NULL AND hash LIKE ? ESCAPE '\\'",
+            "SELECT hash FROM api_tokens WHERE revoked_at IS NULL AND hash LIKE ? ESCAPE '\\' LIMIT 1000",
             (hash_prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%",),
         ).fetchall()
         hashes = [r[0] for r in rows]
-        conn.executemany("UPDATE api_tokens SET revoked_at = ? WHERE hash = ?", [(time.time(), h) for h in hashes])
+        if len(hashes) == 1:
+            conn.execute("UPDATE api_tokens SET revoked_at = ? WHERE hash = ?", (time.time(), hashes[0]))
     return hashes

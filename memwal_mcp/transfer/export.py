@@ -90,6 +90,8 @@ async def export_memories(
         try:
             owners, counts = await service.db.read(_write, owner, destination, progress)
             destination.flush()
+        except BrokenPipeError:  # the reader stopped (`export - | head`): the CLI ends quietly
+            raise
         except OSError as exc:  # a closed pipe (`export - | head`), a full disk
             raise InvalidInput(f"cannot write the export to {_stream_name(destination)}: {exc.strerror or exc}") from exc
         return ExportSummary("-", owners, counts)
@@ -103,7 +105,7 @@ async def export_memories(
                 os.fsync(handle.fileno())
         except OSError as exc:  # disk full, the folder removed meanwhile
             raise InvalidInput(f"cannot write the export to {destination}: {exc.strerror or exc}") from exc
-        place(partial, destination, force)
+        place(partial, destination, force, "export")
     finally:
         partial.unlink(missing_ok=True)
     return ExportSummary(str(destination), owners, counts)

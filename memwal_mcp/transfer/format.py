@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from ..config import OwnerName
 from ..errors import ImportFormatError
 from ..records import Job
 from ..store.transfer import KINDS, ImportRow, Kind, LaneRow, MemoryRecord, RevisionRow, TombstoneRow
@@ -28,7 +29,7 @@ InputKind = Literal["memwal", "memory-json", "text"]
 
 # Public ids as memwal-mcp makes them ('m_…', 'j_…'); anything id-like is accepted.
 Id = Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]{1,64}$")]
-Owner = Annotated[str, Field(min_length=1, max_length=128)]
+Owner = OwnerName  # the one owner rule, as for config and tokens
 Namespace = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}$")]
 Time = Annotated[float, Field(description="seconds since the Unix epoch, UTC")]
 

@@ -22,7 +22,9 @@ from pathlib import Path
 import anyio
 from tqdm import tqdm
 
+from .. import validation
 from ..errors import InvalidInput
+from ..records import Job
 from ..service import MemoryService
 from ..store import memories
 from ..store import transfer as store
@@ -68,6 +70,7 @@ class _FileRecords:
     header: Header
     owners: dict[str, str]
     bar: tqdm
+    max_text_bytes: int
 
     def __iter__(self) -> Iterator[tuple[int, store.ImportRow]]:
         self.bar.reset(total=self.bar.total)
@@ -79,6 +82,7 @@ class _FileRecords:
                 if not line.strip():
                     continue
                 row = parse_record(self.path, line_no, line)
+                _check_texts(self.path, line_no, row, self.max_text_bytes)
                 if row.owner not in self.owners:
                     raise ImportFormatError(
                         f"{self.path}, line {line_no}: record of owner {row.owner!r}, whom the header does not list"
@@ -100,6 +104,28 @@ class _FileRecords:
             )
 
 
+def _check_texts(path: Path, line_no: int, row: store.ImportRow, max_bytes: int) -> None:
+    """Hold every imported text to the rules of a remember (validation.text): a crafted file
+    must not store control characters, invisible or oversized text that no tool would take.
+    Only a forgotten memory's jobs are empty, as the export writes them."""
+    texts: list[tuple[str, object]] = []
+    if isinstance(row, Job):
+        if not (row.decision == "forgotten" and row.text == ""):
+            texts.append(("job text", row.text))
+    elif isinstance(row, store.MemoryRecord):
+        texts.append(("memory body", row.body))
+    elif isinstance(row, store.RevisionRow):
+        texts.append(("revision body", row.body))
+    try:
+        for name, value in texts:
+            validation.text(value, max_bytes, name=name, hint="a memwal export never holds an empty one",
+                            shorten="raise [limits] max_text_bytes to import it")
+        if isinstance(row, Job):
+            validation.idempotency_key(row.idempotency_key)
+    except InvalidInput as exc:
+        raise ImportFormatError(f"{path}, line {line_no}: {exc}; nothing was imported") from None
+
+
 def _header(path: Path) -> Header:
     with closing(read_lines(path)) as lines:
         first = next(lines, (1, ""))[1]
@@ -116,7 +142,7 @@ async def import_native(service: MemoryService, path: Path, owner: str | None, p
     total = sum(header.counts.values()) if header.counts else None
     with tqdm(total=total, desc="import", unit="record", file=sys.stderr, disable=not progress) as bar:
         try:
-            outcome = await service.db.write(store.import_rows, _FileRecords(path, header, owners, bar))
+            outcome = await service.db.write(store.import_rows, _FileRecords(path, header, owners, bar, service.settings.limits.max_text_bytes))
         except store.RecordRefused as exc:
             line = exc.line if exc.line is not None else _line_of(path, exc.kind, exc.key)
             where = f"{path}, line {line}" if line is not None else str(path)

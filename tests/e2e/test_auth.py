@@ -196,7 +196,9 @@ async def test_a_server_started_without_tokens_requires_one_once_one_is_created(
         assert not written.is_error, tool_text(written)
 
         # Revoking every token does not open the server again: it stays secured until it restarts.
-        revoked = cli(env, "token", "revoke", "sha256:")
+        # (A revoke names one token by its hash, so each is revoked in turn; the last says none is left.)
+        assert cli(env, "token", "revoke", hash_token(reader)).returncode == 0
+        revoked = cli(env, "token", "revoke", hash_token(writer))
         assert "No active token is left" in revoked.stderr and "refuse every request" in revoked.stderr
         await _until_status(served.mcp, writer, 401)
         assert await _raw_status(served.mcp, None) == 401
