@@ -86,8 +86,9 @@ async def pristine(tmp_path_factory: pytest.TempPathFactory, embedder: FastEmbed
             ]:
                 decisions.append((await _remember(svc, owner, text, namespace)).decision)
             peanuts = (await svc.recall("alice", "peanut allergy", limit=1)).hits[0].id
-            undone = await svc.undo("alice", peanuts)  # the consolidation: the retired memory comes back
-            assert len(undone.restored) == 1
+            # Undoing the consolidation brings back the retired memory and the proposal it folded in.
+            undone = await svc.undo("alice", peanuts)
+            assert len(undone.restored) == 2
             deploys = (await svc.recall("alice", "Fridays deploys", limit=1)).hits[0].id
             await svc.forget("alice", deploys)
             locker = (await svc.recall("bob", "locker code", limit=1)).hits[0].id
@@ -158,7 +159,8 @@ def test_a_realistic_store_passes_check(pristine: Path, copy: Path):
         decisions = {d for (d,) in conn.execute("SELECT DISTINCT decision FROM remember_jobs")}
     finally:
         conn.close()
-    assert {"created", "occurrence", "skipped", "updated", "consolidated", "appended", "forgotten"} <= decisions
+    # The one CONSOLIDATE was undone, which gives its proposal back its own memory: its job says "created".
+    assert {"created", "occurrence", "skipped", "updated", "appended", "forgotten"} <= decisions
 
     done = run_cli("check", db=copy)
     assert done.returncode == 0, done.stdout + done.stderr
