@@ -13,6 +13,7 @@ import os
 import queue
 import sys
 import threading
+import unicodedata
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from functools import partial
@@ -32,7 +33,8 @@ log = logging.getLogger(__name__)
 
 @runtime_checkable
 class Embedder(Protocol):
-    """What curation and recall need from an embedding model. Vectors are unit length."""
+    """What curation and recall need from an embedding model. Vectors are unit length, except
+    the zero vector for a text the model cannot read (`readable`): it matches nothing."""
 
     @property
     def model_id(self) -> str: ...
@@ -56,6 +58,60 @@ BACKGROUND_MIN_BATCH = 8
 # Longest a curation batch waits for the first copy to load (about 1 s; longer on a busy
 # machine) before it takes the main model instead.
 LOAD_WAIT_S = 30.0
+
+
+def readable(vector: np.ndarray) -> bool:
+    """Whether a vector carries meaning: not the zero vector of a text the model cannot read."""
+    return bool(vector.any())
+
+
+def _is_punctuation(piece: str) -> bool:
+    piece = piece.removeprefix("##")
+    return bool(piece) and all(unicodedata.category(ch)[0] in "PS" for ch in piece)
+
+
+def _blank_unreadable(model: object) -> None:
+    """Make fastembed answer the zero vector for a text whose word pieces are mostly [UNK].
+
+    WordPiece maps a word it has no pieces for (Thai, many CJK characters, Javanese, most
+    emoji) to one [UNK], so every such text embeds to nearly the same vector: "กาแฟ" (coffee)
+    matched a Thai cat fact and "🎂🎉" at cosine 1. A text is unreadable when it has no known
+    piece that is not punctuation, or more [UNK] pieces than known ones. The check reads the
+    token ids fastembed already made for the model (its pooling step receives them), so
+    nothing is tokenized twice. A model without an unknown token (byte-level BPE reads
+    everything) and anything unexpected about fastembed's internals leave it as it is."""
+    try:
+        inner = model.model  # type: ignore[attr-defined]  # fastembed's ONNX embedding
+        tokenizer = inner.tokenizer
+        unk_token = getattr(tokenizer.model, "unk_token", None)
+        unk_id = tokenizer.token_to_id(unk_token) if unk_token else None
+        if unk_id is None:
+            return
+        vocab = tokenizer.get_vocab(with_added_tokens=True)
+        # 1 a piece of meaning, -1 [UNK], 0 punctuation, special tokens and padding
+        weight = np.zeros(max(vocab.values()) + 1, dtype=np.int8)
+        special = set(getattr(inner, "special_token_to_id", {}).values())
+        for piece, index in vocab.items():
+            if index not in special and not _is_punctuation(piece) and not (piece.startswith("[") and piece.endswith("]")):
+                weight[index] = 1
+        weight[unk_id] = -1
+        post_process = inner._post_process_onnx_output
+    except Exception as exc:  # noqa: BLE001 -- unreadable texts then embed as the model says
+        log.debug("not checking texts for unknown word pieces: %s", exc)
+        return
+
+    def blanked(output: Any, **kwargs: Any) -> Any:
+        vectors = post_process(output, **kwargs)
+        ids = np.asarray(output.input_ids)
+        pieces = weight[np.clip(ids, 0, len(weight) - 1)] * (np.asarray(output.attention_mask) > 0)
+        known, unknown = (pieces == 1).sum(axis=1), (pieces == -1).sum(axis=1)
+        unreadable = (known == 0) | (unknown > known)
+        if unreadable.any():
+            vectors = np.array(vectors, copy=True)
+            vectors[unreadable] = 0.0
+        return vectors
+
+    inner._post_process_onnx_output = blanked
 
 
 def background_embed(embedder: Embedder, *, scans_beside: bool = False) -> Callable[[Sequence[str]], np.ndarray]:
@@ -107,6 +163,7 @@ class FastEmbedEmbedder:
         self._model = self._load(settings)
         if not background:
             _stop_spinning(self._model, settings.threads)
+        _blank_unreadable(self._model)
         probe = next(iter(self._model.embed(["probe"])))
         self._dim = int(probe.shape[0])
         self._query_cache: LRU[str, np.ndarray] = LRU(QUERY_CACHE)

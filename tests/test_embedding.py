@@ -322,3 +322,16 @@ def test_the_main_model_threads_do_not_spin_between_runs(embedder) -> None:
     vectors = embedder.embed_documents(["ports and regions", "a longer text about the deploy schedule"])
     assert vectors.shape == (2, embedder.dim)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_texts_the_model_cannot_read_embed_to_the_zero_vector(embedder: FastEmbedEmbedder) -> None:
+    """Thai, many CJK characters, Javanese and emoji are all [UNK] to WordPiece: their vectors were
+    nearly identical (cosine ~1), so each matched every other. Now they carry no dense signal."""
+    unreadable = ["ผู้ใช้ชอบกาแฟ", "แมวของฉันชื่อมิว", "🎂🎉", "用户喜欢喝咖啡", "ꦱꦼꦤꦼꦁ", "?!..."]
+    readable = ["User prefers dark roast coffee", "我的猫叫小白", "東京タワーに行きました", "Party 🎉"]
+    docs = embedder.embed_documents([*unreadable, *readable])
+    for text, vector in zip(unreadable, docs):
+        assert not vector.any(), text
+        assert not embedder.embed_query(text).any(), text
+    for text, vector in zip(readable, docs[len(unreadable):]):
+        assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-3, text

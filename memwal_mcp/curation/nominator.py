@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..embedding import readable
 from ..recall.lexical import query_tokens
 from ..store import fts, memories
 from .prompt import Nominee
@@ -37,7 +38,10 @@ def vector_nominees(
     candidates: list[tuple[int, float]] | None = None,
 ) -> list[Nominee]:
     """The k most similar live memories at or above the threshold. `candidates` (rowid, cosine),
-    when given, were computed for a whole batch at once and replace the kNN query."""
+    when given, were computed for a whole batch at once and replace the kNN query. A text the
+    model cannot read has the zero vector: it resembles nothing, whatever the threshold."""
+    if not readable(vector):
+        return []
     found = memories.knn(conn, lane, vector, k) if candidates is None else candidates
     scored = sorted(((rowid, sim) for rowid, sim in found if sim >= threshold), key=lambda c: -c[1])[:k]
     return _hydrate(conn, lane, scored)

@@ -43,7 +43,7 @@ import anyio
 import numpy as np
 
 from ..concurrently import side_by_side
-from ..embedding import Embedder
+from ..embedding import Embedder, readable
 from ..errors import EmbeddingError
 from ..normalize import norm_key
 from ..records import Hit
@@ -298,6 +298,8 @@ async def search(
     def embed_and_scan() -> tuple[np.ndarray | None, tuple[dict[int, float], bool] | None]:
         assert embedder is not None  # only called when dense
         vector = embedder.embed_query(params.query)
+        if not readable(vector):  # a query the model cannot read: its words are all there is
+            return None, None
         return vector, _nearest(searches, vector, k) if searches is not None else None
 
     async def dense_side() -> tuple[np.ndarray | None, tuple[dict[int, float], bool] | None]:
@@ -306,6 +308,8 @@ async def search(
     first, (query_vector, nearest) = await side_by_side(
         lambda: db.read(_words_first, lanes, match, terms, k, dense, pending, params.repeats_fold), dense_side
     )
+    if dense and query_vector is None and match is None:  # dense asked for, but the model cannot read the query
+        return await search(db, None, lanes, replace(params, mode="lexical"), pending, unindexed)
     if params.average_length == 0.0 and match is not None:  # as it will be once the queued facts are in
         rows, chars = live_rows + first.added_rows, live_chars + first.added_chars
         params = replace(params, average_length=chars / rows if rows else 0.0)
