@@ -193,8 +193,7 @@ class MemoryService:
         count = validation.limit(limit, self.settings.recall.default_limit)
         scope = validation.namespace_scope(namespace)
         floor = validation.min_score(min_score)
-        start = validation.instant(since, "since")
-        end = validation.instant(until, "until", end_of_day=True)
+        start, end = validation.period(since, until)
         if prefer_recent is None:
             prefer_recent = False
         if not isinstance(prefer_recent, bool):

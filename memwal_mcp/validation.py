@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
+from datetime import datetime, timedelta
 
 from .errors import InvalidInput
 from .normalize import has_visible_content
@@ -15,8 +17,6 @@ MAX_KEY_CHARS = 256
 
 
 _ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
-# Instants must print as ISO-8601 dates in UTC: years 1 to 9999, with a day's margin.
-_EARLIEST, _LATEST = -62135510400.0, 253402214400.0
 
 
 def show(value: object, width: int = 60) -> str:
@@ -173,34 +173,85 @@ def job_ids(value: object) -> list[str]:
     return list(dict.fromkeys(value))
 
 
-def _parse_instant(name: str, value: str, end_of_day: bool = False) -> float:
-    """ISO-8601 date or date-time; naive values are UTC. A bare date as an upper bound means its whole day."""
-    from datetime import date, datetime, time, timezone
+# The one date form accepted: ISO-8601 extended, a date with an optional time (to the hour,
+# minute, second or a fraction of one) and an optional UTC offset. Matched whole and in ASCII
+# digits: datetime.fromisoformat takes any character as the separator and more besides, so a
+# value with a NUL in it was read as a date.
+_INSTANT = re.compile(
+    r"(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})"
+    r"(?:[Tt ](?P<hour>\d{2})(?::(?P<minute>\d{2})(?::(?P<second>\d{2})(?:[.,](?P<fraction>\d{1,9}))?)?)?"
+    r"(?:(?P<utc>[Zz])|(?P<sign>[+-])(?P<off_h>\d{2})(?::?(?P<off_m>\d{2}))?)?)?",
+    re.ASCII,
+)
+_EPOCH = datetime(1970, 1, 1)
+# Every instant must print as a UTC date-time again, so the calendar's own ends, exactly.
+_FIRST, _END = datetime(1, 1, 1) - _EPOCH, datetime(9999, 12, 31, 23, 59, 59, 999999) - _EPOCH
+# The last float that still prints inside year 9999 (its exact end rounds up to year 10000).
+_LATEST = math.nextafter((_END + timedelta(microseconds=1)).total_seconds(), -math.inf)
+_FORMS = "e.g. '2026-11-30', '2026-11-30T14:05' or '2026-11-30T14:05:00Z'"
 
-    text = value.strip()
+
+def _parse_instant(name: str, value: str, upper_bound: bool) -> float:
+    """Seconds since the epoch; naive values are UTC. As an upper bound a value means the whole
+    of its last unit: '2026-11-30' all that day, '14:05' that minute, '14:05:09' that second, so
+    the second shown for a fact, given back as `until`, includes the fact."""
+    _check_chars(name, value, one_line=True)
+    found = _INSTANT.fullmatch(value)
+    if found is None:
+        if value != value.strip():
+            raise InvalidInput(f"{name} {show(value)} has spaces around it; remove them")
+        raise InvalidInput(f"{name} {show(value)} is not an ISO-8601 date or date-time, {_FORMS}")
+    part = found.groupdict()
+    fraction = part["fraction"] or ""
     try:
-        if len(text) == 10:
-            day = date.fromisoformat(text)
-            start = datetime.combine(day, time(), timezone.utc).timestamp()
-            moment = start + 86400 - 1e-6 if end_of_day else start
-        else:
-            parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
-            moment = (parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)).timestamp()
-    except (ValueError, OverflowError):
-        raise InvalidInput(
-            f"{name} {show(value)} is not an ISO-8601 date or date-time, e.g. '2026-11-30' or '2026-11-30T14:05:00Z'"
-        ) from None
-    if not _EARLIEST <= moment <= _LATEST:  # it must print as a UTC date again
+        naive = datetime(
+            int(part["year"]), int(part["month"]), int(part["day"]), int(part["hour"] or 0), int(part["minute"] or 0),
+            int(part["second"] or 0), int(fraction[:6].ljust(6, "0")),
+        )
+    except ValueError as exc:  # month 13, February 30, hour 24 ...
+        raise InvalidInput(f"{name} {show(value)} is not a date on the calendar ({exc})") from None
+    offset = timedelta()
+    if part["sign"]:
+        hours, minutes = int(part["off_h"]), int(part["off_m"] or 0)
+        if hours > 23 or minutes > 59:
+            raise InvalidInput(f"{name} {show(value)} has the UTC offset {part['sign']}{hours:02}:{minutes:02}; "
+                               "an offset runs from -23:59 to +23:59")
+        offset = timedelta(hours=hours, minutes=minutes) * (1 if part["sign"] == "+" else -1)
+    # In timedelta arithmetic, which cannot overflow near the calendar's ends as datetime can.
+    moment = naive - _EPOCH - offset
+    if not _FIRST <= moment <= _END:
         raise InvalidInput(f"{name} {show(value)} is outside the years 0001 to 9999 in UTC")
-    return moment
+    if not upper_bound:
+        return min(moment.total_seconds(), _LATEST)
+    if part["hour"] is None:
+        unit = timedelta(days=1)
+    elif part["minute"] is None:
+        unit = timedelta(hours=1)
+    elif part["second"] is None:
+        unit = timedelta(minutes=1)
+    else:
+        unit = timedelta(microseconds=10 ** (6 - min(len(fraction), 6)))
+    # The float just below the next unit's start: a fact stamped exactly there stays out, at any
+    # magnitude (subtracting a microsecond is lost to rounding at year 1 or 9999).
+    return min(math.nextafter((moment + unit).total_seconds(), -math.inf), _LATEST)
 
 
-def instant(value: object, name: str, end_of_day: bool = False) -> float | None:
+def instant(value: object, name: str, upper_bound: bool = False) -> float | None:
+    """An optional ISO-8601 date argument (occurred_at, since, until)."""
     if value is None:
         return None
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(f"{name} must be an ISO-8601 date or date-time string, e.g. '2026-11-30'")
-    return _parse_instant(name, value, end_of_day)
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"{name} must be an ISO-8601 date or date-time string, {_FORMS}")
+    return _parse_instant(name, value, upper_bound)
+
+
+def period(since: object, until: object) -> tuple[float | None, float | None]:
+    """`since` and `until` as bounds, refused when they leave no time between them."""
+    start = instant(since, "since")
+    end = instant(until, "until", upper_bound=True)
+    if start is not None and end is not None and end < start:
+        raise InvalidInput(f"until {show(until)} is before since {show(since)}; give an until on or after the since")
+    return start, end
 
 
 def namespace_scope(value: object) -> str:

@@ -334,3 +334,71 @@ async def test_text_exactly_at_limit_is_accepted(
         outcome = await svc.remember(OWNER, "x" * 64)
         assert outcome.job.status == "queued"
         assert await stored_rows(svc) == (1, 0)
+
+
+# --- dates ------------------------------------------------------------------------
+
+
+def _utc(value: str) -> float:
+    from datetime import datetime, timezone
+
+    return datetime.fromisoformat(value).replace(tzinfo=timezone.utc).timestamp()
+
+
+@pytest.mark.parametrize(
+    ("until", "last_in", "first_out"),
+    [
+        ("2026-03-01", "2026-03-01T23:59:59.999999", "2026-03-02T00:00:00"),
+        ("2026-03-01T23", "2026-03-01T23:59:59.999999", "2026-03-02T00:00:00"),
+        ("2026-03-01T23:59", "2026-03-01T23:59:59.999999", "2026-03-02T00:00:00"),
+        ("2026-03-01T23:59:59Z", "2026-03-01T23:59:59.999999", "2026-03-02T00:00:00"),
+        ("2026-03-01T23:59:59.5", "2026-03-01T23:59:59.599999", "2026-03-01T23:59:59.600000"),
+        ("2026-03-01T23:59:59.123456789", "2026-03-01T23:59:59.123456", "2026-03-01T23:59:59.123457"),
+        ("2026-03-02T01:59:59+02:00", "2026-03-01T23:59:59.999999", "2026-03-02T00:00:00"),
+    ],
+)
+def test_until_takes_in_the_whole_of_its_last_unit(until: str, last_in: str, first_out: str) -> None:
+    end = validation.instant(until, "until", upper_bound=True)
+    assert end is not None and _utc(last_in) <= end < _utc(first_out)
+
+
+def test_since_is_exact() -> None:
+    assert validation.instant("2026-03-01T23:59:59Z", "since") == _utc("2026-03-01T23:59:59")
+    assert validation.instant("2026-03-02T05:30+05:30", "since") == _utc("2026-03-02T00:00:00")
+
+
+@pytest.mark.parametrize("value", ["0001-01-01", "0001-01-01T00:00:00Z", "9999-12-31T23:59:59.999999Z", "9999-12-31"])
+def test_the_calendar_ends_are_inside_it(value: str) -> None:
+    for bound in (False, True):
+        assert validation.instant(value, "occurred_at", upper_bound=bound) is not None
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("0000-12-31", "is not a date on the calendar"),
+        ("2026-02-30", "is not a date on the calendar"),
+        ("2026-01-01T24:00", "is not a date on the calendar"),
+        ("2026-01-01T10:00+24:00", "an offset runs from -23:59 to +23:59"),
+        ("0001-01-01T00:00+00:01", "outside the years 0001 to 9999 in UTC"),
+        ("9999-12-31T23:59:59.999999-00:01", "outside the years 0001 to 9999 in UTC"),
+        ("20260101", "is not an ISO-8601 date"),
+        ("2026-W01-1", "is not an ISO-8601 date"),
+        ("2026-01-01T10:00Zjunk", "is not an ISO-8601 date"),
+        ("２０２６-01-01", "is not an ISO-8601 date"),
+        ("2026-01-01 ", "has spaces around it"),
+        ("2026-01-01\t", "contains the control character U+0009"),
+        ("2026-01-01\u2028", "contains the line separator U+2028"),
+    ],
+)
+def test_a_bad_date_is_refused_saying_why(value: str, says: str) -> None:
+    with pytest.raises(InvalidInput, match=re.escape(says)) as caught:
+        validation.instant(value, "since")
+    assert str(caught.value).startswith("since ")
+
+
+def test_an_until_before_the_since_is_refused() -> None:
+    with pytest.raises(InvalidInput, match=r"^until '2026-06-01' is before since '2026-06-30'"):
+        validation.period("2026-06-30", "2026-06-01")
+    start, end = validation.period("2026-06-01T10:00:00Z", "2026-06-01T10:00:00Z")
+    assert start is not None and end is not None and start < end

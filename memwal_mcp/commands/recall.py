@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--namespace", default="default")
     parser.add_argument("--min-score", type=float, default=None)
     parser.add_argument("--since", default=None, help="only facts from this ISO-8601 date or time on")
-    parser.add_argument("--until", default=None, help="only facts up to this ISO-8601 date or time")
+    parser.add_argument("--until", default=None, help="only facts up to this ISO-8601 date or time (all of its last day, minute or second)")
     parser.add_argument("--prefer-recent", action="store_true", help="rank newer facts higher")
     add_json_flag(parser)
 
