@@ -50,6 +50,10 @@ class Hit:
     key: str | None = None
     # Of `copies`, those a curation model folded in as adding nothing (not the same text).
     folded_by_llm: int = 0
+    # The query's signals for this fact, before any recency weighting: whether it shares a
+    # content word with the query, and its meaning score (cosine), when one was computed.
+    matched: bool = False
+    cosine: float | None = None
 
     @property
     def when(self) -> float:
@@ -125,6 +129,11 @@ class ForgetOutcome:
     # False: the text is gone from the database, but a reader on an older snapshot kept the
     # write-ahead log, which still holds earlier copies, from being emptied in time.
     wal_cleared: bool = True
+    # True: it was forgotten before; nothing was erased this time.
+    already: bool = False
+    # Set when the fact was named by its remember job (a queued hit's id): erased_memories is
+    # empty if the job was still queued, else the memory it became.
+    job_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

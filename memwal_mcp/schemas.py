@@ -165,6 +165,14 @@ class ForgetOut(BaseModel):
     memory_id: str
     erased_memories: list[str] = Field(description="The memory and any memories merged into it")
     erased_jobs: int = Field(description="Remember jobs whose text was erased")
+    already_forgotten: bool = Field(
+        default=False, description="True: it had been forgotten before; nothing was erased this time"
+    )
+    job_id: str | None = Field(
+        default=None,
+        description="The remember job the fact was named by (a queued hit's id): erased_memories is empty if it "
+        "was still queued, else holds the memory it became",
+    )
     wal_cleared: bool = Field(
         description="True: no file of the database holds the text any more. False: the text is erased from "
         "the database, but the write-ahead log (-wal) still holds a copy until another process (a reader "
@@ -174,7 +182,19 @@ class ForgetOut(BaseModel):
     @classmethod
     def of(cls, outcome: ForgetOutcome) -> ForgetOut:
         return cls(memory_id=outcome.memory_id, erased_memories=list(outcome.erased_memories),
-                   erased_jobs=outcome.erased_jobs, wal_cleared=outcome.wal_cleared)
+                   erased_jobs=outcome.erased_jobs, wal_cleared=outcome.wal_cleared,
+                   already_forgotten=outcome.already, job_id=outcome.job_id)
+
+    def summary(self) -> str:
+        """One line for people, said the same way by the tool and the CLI."""
+        if self.already_forgotten:
+            return f"{self.memory_id} was already forgotten; nothing more was erased"
+        if self.job_id is not None and not self.erased_memories:
+            return f"forgot queued fact {self.job_id} before it was curated ({self.erased_jobs} remember jobs erased)"
+        became = f" (the memory remember job {self.job_id} became)" if self.job_id is not None else ""
+        merged = len(self.erased_memories) - 1
+        folded = f"{merged} memories merged into it and " if merged > 0 else ""
+        return f"forgot {self.memory_id}{became} ({folded}{self.erased_jobs} remember jobs erased)"
 
 
 # Said by every entry point whose forget could not empty the write-ahead log in time: the

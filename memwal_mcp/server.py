@@ -342,13 +342,18 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True),
     )
     async def memwal_forget(
-        memory_id: Annotated[str, Field(description="The id of the memory to erase (from memwal_recall)")],
+        memory_id: Annotated[str, Field(
+            description="The id of the memory to erase, or of a [pending] hit's remember job (j_...), from memwal_recall"
+        )],
     ) -> Annotated[CallToolResult, ForgetOut]:
         """Permanently erase a memory: its text, its previous versions and the remember
         requests it came from. Use when the user asks you to forget something or a stored
-        fact is wrong. A tombstone records that (and when) it was forgotten."""
+        fact is wrong. A pending hit's job id (j_...) works too: a fact still queued is erased
+        before it becomes a memory; one curated meanwhile forgets the memory it became.
+        A tombstone records that (and when) it was forgotten."""
         out = ForgetOut.of(await call(service.forget(caller("write", "memwal_forget"), memory_id)))
-        line = f"Forgot {out.memory_id} ({len(out.erased_memories)} memories, {out.erased_jobs} jobs erased)."
+        summary = out.summary()
+        line = (f"F{summary[1:]}" if summary.startswith("forgot") else summary) + "."
         if not out.wal_cleared:
             line += f" Not yet from every file: {WAL_KEPT}; memwal-mcp retries and empties it as soon as it can."
         return _reply(line, out)

@@ -23,12 +23,14 @@ from .curation.llm import make_decider
 from .curation.worker import CurationWorker
 from .embedding import Embedder, LazyEmbedder
 from .errors import EmbeddingError, IdempotencyKeyReused, InvalidInput, NotFound
+from .normalize import norm_key
 from .recall.lexical import searchable
 from .recall.search import SearchParams, search
 from .recall.unindexed_vectors import UnindexedVectors
 from .records import (
     ForgetOutcome,
     History,
+    Hit,
     Job,
     MemoryItem,
     MemoryPage,
@@ -45,6 +47,18 @@ log = logging.getLogger(__name__)
 # How often a waiter re-reads job state when no in-process signal arrives
 # (another process may be the one curating the lane).
 _POLL_S = 0.05
+
+
+# Meaning score (cosine with the query) from which forget --query erases a fact that shares no
+# content word with the query. With the default model, facts about another topic reach 0.2-0.45
+# ("quantum physics" vs "Alice takes the 8:15 train": 0.19); a paraphrase of the query, 0.6 and more.
+FORGET_MIN_COSINE = 0.6
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetMatch:
+    hit: Hit
+    ids: tuple[str, ...]  # the hit and every stored copy of its text: what forgetting it erases
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +213,7 @@ class MemoryService:
         if not isinstance(prefer_recent, bool):
             raise InvalidInput("prefer_recent must be true or false")
 
-        lanes = [lane.id for lane in await self.db.read(job_store.owner_lanes, owner) if scope in ("*", lane.namespace)]
+        lanes = await self._lanes(owner, scope)
         if not searchable(text):  # nothing to match, and a vector of it would "find" anything
             return RecallResult(text, count, scope, searchable=False)
         if not lanes:
@@ -224,6 +238,27 @@ class MemoryService:
         )
         hits = await search(self.db, embedder, lanes, params, pending, self._unindexed)
         return RecallResult(text, count, scope, hits)
+
+    async def _lanes(self, owner: str, scope: str) -> list[int]:
+        return [lane.id for lane in await self.db.read(job_store.owner_lanes, owner) if scope in ("*", lane.namespace)]
+
+    async def forget_matches(self, owner: str, query: object, limit: object, namespace: object) -> list[ForgetMatch]:
+        """What `forget --query` erases: of a recall's hits, only those the query really names --
+        sharing a content word with it, or close in meaning (cosine >= FORGET_MIN_COSINE); recall's
+        own floor lets weakly related facts back-fill a reply, tolerable for reading but not for
+        erasing. Each with every copy the hit stands for (live memories and queued jobs of the same
+        normalized text in the searched namespaces), or the fact comes straight back."""
+        result = await self.recall(owner, query, limit, namespace)
+        named = [hit for hit in result.hits
+                 if hit.matched or (hit.cosine is not None and hit.cosine >= FORGET_MIN_COSINE)]
+        lanes = await self._lanes(owner, result.namespace)
+        copies = await self.db.read(lifecycle.copies_of, owner, lanes, [hit.key or norm_key(hit.text) for hit in named])
+        matches: list[ForgetMatch] = []
+        for hit in named:
+            key = hit.key or norm_key(hit.text)
+            ids = [hit.id, *(cid for cid, ckey, _ in copies if ckey == key and cid != hit.id)]
+            matches.append(ForgetMatch(hit, tuple(ids)))
+        return matches
 
     async def _drain(self, lanes: list[int]) -> bool:
         """Read-your-writes: wait briefly for the jobs queued in these lanes before this recall
@@ -250,7 +285,9 @@ class MemoryService:
     # --- forget, undo, list ------------------------------------------------------
 
     async def forget(self, owner: str, memory_id: object, retired_too: bool = False) -> ForgetOutcome:
-        """Erase a memory's content everywhere (body, revisions, source jobs, queued repeats of its
+        """`memory_id` may also be a remember job's id (a queued recall hit): see lifecycle.forget_memory.
+
+        Erase a memory's content everywhere (body, revisions, source jobs, queued repeats of its
         text, the write-ahead log's older copies); keep a tombstone. A memory merged into another
         is refused unless `retired_too` (its text lives on in the merged body).
 
@@ -260,8 +297,12 @@ class MemoryService:
         done = await self.db.write(lifecycle.forget_memory, owner, mid, retired_too)
         if not done.wal_cleared:
             self.db.owe_wal_truncation()
-        log.info("forgot memory %s (%d memories, %d jobs erased)", mid, len(done.memory_ids), done.jobs)
-        return ForgetOutcome(mid, done.memory_ids, done.jobs, done.wal_cleared)
+        if done.already:
+            log.info("%s was already forgotten", mid)
+        else:
+            log.info("forgot %s (%d memories, %d jobs erased)", mid, len(done.memory_ids), done.jobs)
+        memory = done.memory_ids[0] if done.memory_ids else mid
+        return ForgetOutcome(memory, done.memory_ids, done.jobs, done.wal_cleared, done.already, done.via_job)
 
     async def undo(self, owner: str, memory_id: object) -> UndoOutcome:
         mid = validation.memory_id(memory_id)

@@ -36,21 +36,23 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
     if args.memory_id is not None:
         out = ForgetOut.of(await service.forget(owner, args.memory_id))
         outs = await _settle(service, [out])
-        emit(args, outs[0].model_dump(), f"forgot {out.memory_id} ({out.erased_jobs} remember jobs erased)")
+        emit(args, outs[0].model_dump(), outs[0].summary())
         _warn_if_kept(outs)
         return
-    # The recall's own relevance floor decides what matches: back-fill never pads this list
-    # with unrelated memories. Queued facts have no memory to erase yet.
-    result = await service.recall(owner, args.query, args.limit, args.namespace)
-    hits = [hit for hit in result.hits if not hit.pending]
+    # Only what the query names, and every copy of it: see MemoryService.forget_matches.
+    matches = await service.forget_matches(owner, args.query, args.limit, args.namespace)
+    targets = [(i, m.hit) for m in matches for i in m.ids]
     if args.dry_run or not args.yes:
-        header = "would forget:" if hits else "nothing matches."
-        lines = [f"{h.id} [score={h.score:.3f}] {h.text}" for h in hits]  # exactly what --yes erases
-        emit(args, {"would_forget": [{"id": h.id, "text": h.text, "score": round(h.score, 4)} for h in hits]},
-             "\n".join([header, *lines]) + ("" if args.dry_run else "\n(add --yes to erase)"))
+        header = "would forget:" if targets else "nothing matches."
+        lines = [f"{i} [score={h.score:.3f}]{' [pending]' if i.startswith('j_') else ''} {h.text}"
+                 for i, h in targets]  # exactly what --yes erases
+        emit(args, {"would_forget": [{"id": i, "text": h.text, "score": round(h.score, 4)} for i, h in targets]},
+             "\n".join([header, *lines]) + ("" if args.dry_run or not targets else "\n(add --yes to erase)"))
         return
-    outs = await _settle(service, [ForgetOut.of(await service.forget(owner, hit.id)) for hit in hits])
-    emit(args, [o.model_dump() for o in outs], "\n".join(f"forgot {o.memory_id}" for o in outs) or "nothing matches.")
+    outs = await _settle(service, [ForgetOut.of(await service.forget(owner, i)) for i, _ in targets])
+    # A copy erased along with an earlier one (a queued repeat of its text) reports "already".
+    said = [o for o in outs if not o.already_forgotten]
+    emit(args, [o.model_dump() for o in outs], "\n".join(o.summary() for o in said) or "nothing matches.")
     _warn_if_kept(outs)
 
 

@@ -11,7 +11,7 @@ recorded repeats in the searched namespaces), that count is used, whatever the l
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import replace
 
 from ..normalize import norm_key
@@ -27,13 +27,20 @@ def group_duplicates(hits: Iterable[Hit]) -> dict[str, list[Hit]]:
     return groups
 
 
-def survivor(key: str, group: list[Hit], occurrences: Mapping[str, int], stored: KeyCopies | None) -> Hit:
+def survivor(
+    key: str, group: list[Hit], occurrences: Mapping[str, int], stored: KeyCopies | None,
+    queued: Set[str] | None = None,
+) -> Hit:
     """The group's best hit, with `copies` = every other instance of its text (and
-    `folded_by_llm` = the SKIP-folded ones among them)."""
+    `folded_by_llm` = the SKIP-folded ones among them). `queued`: the pending hits' jobs still
+    queued when `stored` was counted (None: all of them)."""
     best = group[0]
     if stored is not None:
-        # Queued facts are not in the store's count: each one seen here is one more copy.
-        same = stored.rows + stored.occurrences + sum(1 for hit in group if hit.pending)
+        # Queued facts are not in the store's count: each one still queued is one more copy. One
+        # curated since the search read it is in the count already: it is the memory, not a copy.
+        same = stored.rows + stored.occurrences + sum(
+            1 for hit in group if hit.pending and (queued is None or hit.id in queued)
+        )
         llm = stored.folded_by_llm
     else:
         same = sum(1 + hit.copies - hit.folded_by_llm + occurrences.get(hit.id, 0) for hit in group)

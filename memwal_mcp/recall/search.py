@@ -48,7 +48,7 @@ from ..errors import EmbeddingError
 from ..normalize import norm_key
 from ..records import Hit
 from ..store import Database, fts, memories, unindexed_fts
-from ..store.jobs import QueuedJob, queued_fairly
+from ..store.jobs import QueuedJob, queued_fairly, still_queued
 from .collapse import group_duplicates, survivor
 from .lexical import bm25_to_score, content_terms, fts_query, has_content_word
 from .unindexed_vectors import UnindexedVectors
@@ -236,8 +236,9 @@ class _Scorer:
 
     def score(self, hit: Hit, cosine: float | None, bm25: float | None) -> _Scored:
         relevance = self(cosine, self.lexical_score(bm25, len(hit.text)) if self.lexical else 0.0)
-        return _Scored(self.recency(replace(hit, score=relevance)), relevance,
-                       self.lexical and self.content_word and bm25 is not None)
+        matched = self.lexical and self.content_word and bm25 is not None
+        cosine = cosine if self.dense else None
+        return _Scored(self.recency(replace(hit, score=relevance, matched=matched, cosine=cosine)), relevance, matched)
 
     def recency(self, hit: Hit) -> Hit:
         if not self.p.prefer_recent:
@@ -349,9 +350,21 @@ async def search(
         groups = group_duplicates(ranked)
         if len(groups) >= params.limit or exhausted or k >= MAX_K:
             chosen = list(groups.items())[: params.limit]
-            stored = await db.read(memories.copies_by_key, lanes, [key for key, _ in chosen], params.since, params.until)
-            return [survivor(key, group, {}, stored.get(key)) for key, group in chosen]
+            stored, queued = await db.read(_stored_copies, lanes, chosen, params.since, params.until)
+            return [survivor(key, group, {}, stored.get(key), queued) for key, group in chosen]
         k = min(MAX_K, k * 4)
+
+
+def _stored_copies(
+    conn: sqlite3.Connection, lanes: Sequence[int], chosen: Sequence[tuple[str, list[Hit]]],
+    since: float | None, until: float | None,
+) -> tuple[dict[str, memories.KeyCopies], set[str]]:
+    """The store's copies of the chosen texts and, in the same snapshot, which of the queued
+    hits are still queued: a job curated since the queue was read is counted by the store
+    already (as the memory, or a repeat on it) and must not be counted again as a copy."""
+    pending = [hit.id for _, group in chosen for hit in group if hit.pending]
+    stored = memories.copies_by_key(conn, lanes, [key for key, _ in chosen], since, until)
+    return stored, still_queued(conn, pending)
 
 
 async def _in_window(db: Database, lanes: Sequence[int], scorer: _Scorer, scored: list[_Scored]) -> list[Hit]:

@@ -114,6 +114,17 @@ def jobs_by_id(conn: sqlite3.Connection, owner: str, job_ids: Sequence[str]) -> 
     return {row[0]: _job(row) for row in rows}
 
 
+def still_queued(conn: sqlite3.Connection, job_ids: Sequence[str]) -> set[str]:
+    """Those of `job_ids` not curated (nor erased) yet."""
+    found: set[str] = set()
+    ids = list(job_ids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        found.update(job_id for (job_id,) in conn.execute(
+            f"SELECT id FROM remember_jobs WHERE status = 'queued' AND id IN ({','.join('?' * len(chunk))})", chunk))
+    return found
+
+
 _QUEUED_COLUMNS = "seq, id, owner, namespace, lane_id, text, attempts, created_at, occurred_at"
 
 

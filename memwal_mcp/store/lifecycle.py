@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..errors import InvalidInput, NotFound
@@ -30,6 +31,8 @@ class Forgotten:
     memory_ids: tuple[str, ...]  # the memory and those folded into it
     jobs: int  # jobs erased: those that ended in these memories and queued repeats of their text
     wal_cleared: bool = True  # False: a reader kept the write-ahead log from being emptied
+    already: bool = False  # it was forgotten before: nothing was erased this time
+    via_job: str | None = None  # the job id asked for, when the fact was named by its remember job
 
 
 def _folded_into(conn: sqlite3.Connection, owner: str, memory_id: str) -> list[tuple[int, str]]:
@@ -75,6 +78,30 @@ def _queued_repeats(conn: sqlite3.Connection, owner: str, ids: list[str], rowids
     return [seq for seq, lane, text in queued if (lane, normalize_text(text)) in erased]
 
 
+def copies_of(conn: sqlite3.Connection, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[tuple[str, str, str]]:
+    """(id, key, text) of every live memory and queued job of the owner in the lanes whose
+    normalized text has one of the norm_key()s: what recall collapsed into one hit, so what
+    a forget of that hit must erase, or the fact comes straight back."""
+    wanted = set(keys)
+    if not wanted or not lanes:
+        return []
+    lane_marks = ",".join("?" * len(lanes))
+    found = [(mid, key, body) for mid, key, body in conn.execute(
+        f"SELECT id, norm_key, body FROM memories WHERE owner = ? AND status = 'live' AND lane_id IN ({lane_marks})"
+        f" AND norm_key IN ({','.join('?' * len(wanted))}) ORDER BY created_at, id",
+        (owner, *lanes, *wanted),
+    )]
+    for job_id, text in conn.execute(
+        f"SELECT id, text FROM remember_jobs WHERE owner = ? AND status = 'queued' AND lane_id IN ({lane_marks})"
+        " ORDER BY seq",
+        (owner, *lanes),
+    ):
+        key = norm_key(text)
+        if key in wanted:
+            found.append((job_id, key, text))
+    return found
+
+
 def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten:
     """Erase the memory and what it holds in one transaction, then empty the write-ahead log,
     so that when this returns no file holds the text (a SIGKILL right after changes nothing).
@@ -82,8 +109,14 @@ def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str, retired_
     `wal_cleared` is then False and the caller must say so and retry (Database.owe_wal_truncation).
 
     A memory merged into another is refused unless `retired_too` (an import replaying the
-    tombstones of the database it came from)."""
-    done = _erase(conn, owner, memory_id, retired_too)
+    tombstones of the database it came from).
+
+    A job id (`j_...`, what recall shows for a fact still queued) names the fact too: a queued
+    job is erased; a job already curated forgets the memory it became."""
+    done = _erase_job(conn, owner, memory_id, retired_too) if memory_id.startswith("j_") else \
+        _erase(conn, owner, memory_id, retired_too)
+    if done.already:
+        return done
     cleared = truncate_wal(conn)
     if not cleared:
         log.warning(
@@ -112,8 +145,7 @@ def _erase(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bo
                 f"or undo that merge (memwal-mcp undo {into}) and then forget {memory_id!r}"
             )
         if status == "forgotten":
-            jobs = conn.execute("SELECT jobs FROM forgotten WHERE memory_id = ?", (memory_id,)).fetchone()
-            return Forgotten((memory_id,), jobs[0] if jobs else 0)
+            return Forgotten((), 0, already=True)
         targets = _folded_into(conn, owner, memory_id)
         ids = [mid for _, mid in targets]
         rowids = [rowid for rowid, _ in targets]
@@ -123,7 +155,7 @@ def _erase(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bo
         repeats = _queued_repeats(conn, owner, ids, rowids)
         # The erased jobs give up their idempotency keys: the same key later files a new fact
         # instead of replaying a job whose text is gone.
-        erase = "text = '', decision = 'forgotten', error = NULL, idempotency_key = NULL, updated_at = ?"
+        erase = _ERASE_JOB
         jobs = conn.execute(
             f"UPDATE remember_jobs SET {erase} WHERE owner = ? AND memory_id IN ({id_marks})", (now, owner, *ids)
         ).rowcount
@@ -149,7 +181,51 @@ def _erase(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bo
             "INSERT OR REPLACE INTO forgotten (memory_id, owner, namespace, jobs, forgotten_at) VALUES (?, ?, ?, ?, ?)",
             [(mid, owner, namespace, jobs if mid == memory_id else 0, now) for mid in ids],
         )
-    return Forgotten(tuple(ids), jobs)
+    return Forgotten((memory_id, *(mid for mid in ids if mid != memory_id)), jobs)  # the one asked for first
+
+
+_ERASE_JOB = "text = '', decision = 'forgotten', error = NULL, idempotency_key = NULL, updated_at = ?"
+
+
+def _erase_job(conn: sqlite3.Connection, owner: str, job_id: str, retired_too: bool) -> Forgotten:
+    """Forget the fact a remember job filed: its memory once curated, else the job itself and the
+    queued repeats of its text in its lane (curated later, they would bring the fact back)."""
+    with transaction(conn):
+        row = conn.execute(
+            "SELECT lane_id, text, decision, memory_id FROM remember_jobs WHERE owner = ? AND id = ?",
+            (owner, job_id),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"no memory or job with id {job_id!r}")
+        lane, text, decision, memory_id = row
+        if decision == "forgotten":
+            return Forgotten((), 0, already=True, via_job=job_id)
+        if memory_id is None:
+            return _erase_queued(conn, owner, job_id, lane, text)
+    # Curated: its memory is the fact now (_erase checks its state again in its own transaction).
+    return replace(_erase(conn, owner, memory_id, retired_too), via_job=job_id)
+
+
+def _erase_queued(conn: sqlite3.Connection, owner: str, job_id: str, lane: int, text: str) -> Forgotten:
+    """A job not curated (or failed): erased with the queued repeats of its text in its lane.
+    Inside the caller's transaction."""
+    wanted = normalize_text(text)
+    queued = conn.execute(
+        "SELECT seq, text FROM remember_jobs WHERE lane_id = ? AND status = 'queued' AND id != ?", (lane, job_id)
+    ).fetchall()
+    seqs = [seq for seq, other in queued if normalize_text(other) == wanted]
+    # The worker's mark_done only finishes a job still queued: one it is curating now is withdrawn.
+    jobs = conn.execute(
+        f"UPDATE remember_jobs SET {_ERASE_JOB}, status = 'done' WHERE owner = ? AND id = ?",
+        (time.time(), owner, job_id),
+    ).rowcount
+    if seqs:
+        jobs += conn.execute(
+            f"UPDATE remember_jobs SET {_ERASE_JOB}, status = 'done'"
+            f" WHERE status = 'queued' AND seq IN ({','.join('?' * len(seqs))})",
+            (time.time(), *seqs),
+        ).rowcount
+    return Forgotten((), jobs, via_job=job_id)
 
 
 # Revisions whose change folded a proposal (its job) into the body: undoing one splits it out.

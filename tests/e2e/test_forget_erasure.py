@@ -268,3 +268,16 @@ async def test_cli_forget_warns_and_exits_3_while_a_reader_keeps_the_log(tmp_pat
         assert _leaks(db.parent, SECRET, WORD) == []
     finally:
         reader.close()
+
+
+async def test_the_tool_forgets_by_a_jobs_id_and_says_when_it_was_already_forgotten(tmp_path: Path, raw_servers):
+    server = await _server(base_env(tmp_path, tmp_path / "data" / "memwal.db"), raw_servers)
+    done = _data(await server.call_tool("memwal_remember", {"text": SECRET, "wait_ms": 15000}))
+    reply = await server.call_tool("memwal_forget", {"memory_id": done["job_id"]})
+    assert _text(reply).startswith(f"Forgot {done['memory_id']} (the memory remember job {done['job_id']} became"), reply
+    assert _data(reply)["erased_memories"] == [done["memory_id"]] and _data(reply)["job_id"] == done["job_id"]
+    assert _data(await server.call_tool("memwal_list", {}))["memories"] == []
+
+    again = await server.call_tool("memwal_forget", {"memory_id": done["memory_id"]})
+    assert _text(again) == f"{done['memory_id']} was already forgotten; nothing more was erased.", again
+    assert _data(again)["already_forgotten"] is True and _data(again)["erased_jobs"] == 0
