@@ -54,7 +54,9 @@ class Dataset:
     def as_one_owner(self, owner: str = "everyone") -> Dataset:
         """Every memory and query under one owner: one bigger lane, whose BM25 statistics
         cover all the memories and whose kNN meets every other conversation as distractors."""
-        return Dataset([replace(m, owner=owner) for m in self.memories], [replace(q, owner=owner) for q in self.queries])
+        return Dataset(
+            [replace(m, owner=owner) for m in self.memories], [replace(q, owner=owner) for q in self.queries]
+        )
 
 
 def _string(obj: dict, field: str, where: str, required: bool = True) -> str | None:
@@ -121,7 +123,11 @@ def load_dataset(path: Path) -> Dataset:
             elif memory.owner != owner:
                 log.warning(
                     "%s: query %s: evidence %r belongs to owner %r, not %r; ignored (owners are walls)",
-                    where, query_id, item, memory.owner, owner,
+                    where,
+                    query_id,
+                    item,
+                    memory.owner,
+                    owner,
                 )
             else:
                 kept.append(item)
@@ -135,7 +141,9 @@ def load_dataset(path: Path) -> Dataset:
             if len(spaces) > 1:
                 log.warning(
                     "%s: query %s: evidence spans namespaces %s and no namespace is given; searching 'default'",
-                    where, query_id, sorted(spaces),
+                    where,
+                    query_id,
+                    sorted(spaces),
                 )
             namespace = spaces.pop() if len(spaces) == 1 else None
         category = obj.get("category")

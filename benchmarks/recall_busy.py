@@ -72,8 +72,9 @@ async def run(db_path: Path, memories: int, queries: int) -> str:
             await service.recall(owner, query, limit=10)
             busy.append((time.perf_counter() - started) * 1000)
         counted, counting_s = await counting
-        size = await service.db.read(lambda conn: conn.execute(
-            "SELECT live_count FROM lanes WHERE id = ?", (lane,)).fetchone()[0])
+        size = await service.db.read(
+            lambda conn: conn.execute("SELECT live_count FROM lanes WHERE id = ?", (lane,)).fetchone()[0]
+        )
 
     lines = [
         f"recall beside a background scan of its lane ({size:,} live memories, {db_path})",
@@ -86,8 +87,10 @@ async def run(db_path: Path, memories: int, queries: int) -> str:
 
 
 def _latency_line(label: str, values: Sequence[float]) -> str:
-    return (f"{label:<14}p50 {percentile(values, 50):7.1f} ms  p90 {percentile(values, 90):7.1f} ms"
-            f"  ({len(values)} recalls)")
+    return (
+        f"{label:<14}p50 {percentile(values, 50):7.1f} ms  p90 {percentile(values, 90):7.1f} ms"
+        f"  ({len(values)} recalls)"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

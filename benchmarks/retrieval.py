@@ -69,19 +69,32 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--mode", action="append", metavar="MODE[,MODE...]", help="dense, lexical, hybrid (repeatable; default all)"
     )
-    parser.add_argument("--curation", choices=("on", "off"), default="off", help="fold duplicates on write (default off)")
+    parser.add_argument(
+        "--curation", choices=("on", "off"), default="off", help="fold duplicates on write (default off)"
+    )
     parser.add_argument("--json-out", type=Path, help="write the JSON here instead of after the table on stdout")
     parser.add_argument("--db", type=Path, help="keep the database at this path (must not exist); default: temp dir")
-    parser.add_argument("--one-owner", action="store_true",
-                        help="load every memory and query under one owner (one big lane instead of one per owner)")
+    parser.add_argument(
+        "--one-owner",
+        action="store_true",
+        help="load every memory and query under one owner (one big lane instead of one per owner)",
+    )
     parser.add_argument("--by-category", action="store_true", help="also print recall@k per query category")
-    parser.add_argument("--via", choices=("service", "stdio"), default="service",
-                        help="run the queries in-process through MemoryService (default), or as memwal_recall tool "
-                             "calls through the mcp client to memwal-mcp over stdio, one server per owner")
+    parser.add_argument(
+        "--via",
+        choices=("service", "stdio"),
+        default="service",
+        help="run the queries in-process through MemoryService (default), or as memwal_recall tool "
+        "calls through the mcp client to memwal-mcp over stdio, one server per owner",
+    )
     parser.add_argument("--per-query", action="store_true", help="include each query's ranks and scores in the JSON")
     parser.add_argument("--load-timeout", type=float, default=900.0, help="seconds to wait for curation (default 900)")
-    parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
-                        help="level for memwal's own logs on stderr (the benchmark's progress is always shown)")
+    parser.add_argument(
+        "--log-level",
+        default="WARNING",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        help="level for memwal's own logs on stderr (the benchmark's progress is always shown)",
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -154,7 +167,7 @@ async def load_memories(dataset: Dataset, db_path: Path, curation: bool, embedde
         deadline = time.monotonic() + timeout_s
         for owner, job_ids in by_owner.items():
             for start in range(0, len(job_ids), STATUS_CHUNK):
-                chunk = job_ids[start:start + STATUS_CHUNK]
+                chunk = job_ids[start : start + STATUS_CHUNK]
                 while True:
                     found = await service.status(owner, chunk, wait_ms=STATUS_WAIT_MS)
                     if all(job.status != "queued" for job in found):
@@ -284,14 +297,20 @@ async def run_mode_over_stdio(
     from .retrieval_mcp import recall_over_stdio
 
     answers = await recall_over_stdio(db_path, mode, dataset.queries, max(ks), db_path.with_suffix(".stderr.log"))
-    outcomes = [_outcome(query, hits, latency_ms, loaded, ks, normalize_text)
-                for query, (hits, latency_ms) in zip(dataset.queries, answers)]
+    outcomes = [
+        _outcome(query, hits, latency_ms, loaded, ks, normalize_text)
+        for query, (hits, latency_ms) in zip(dataset.queries, answers)
+    ]
     log.info("mode %s over stdio: %d queries done", mode, len(outcomes))
     return ModeResult(mode, outcomes)
 
 
 def _outcome(
-    query: Query, hits: Sequence[tuple[str, str, float]], latency_ms: float, loaded: Loaded, ks: Sequence[int],
+    query: Query,
+    hits: Sequence[tuple[str, str, float]],
+    latency_ms: float,
+    loaded: Loaded,
+    ks: Sequence[int],
     normalize,
 ) -> QueryOutcome:
     """Score one query's hits -- (namespace, text, score), best first -- against its evidence."""
@@ -345,18 +364,20 @@ def _per_query(result: ModeResult, ks: Sequence[int], facts: dict[str, Fact | No
         for item in o.query.evidence:
             fact = facts.get(item)
             ranks[item] = o.ranked.index(fact) + 1 if fact in o.ranked else None
-        rows.append({
-            "id": o.query.id,
-            "owner": o.query.owner,
-            "query": o.query.query,
-            "category": o.query.category,
-            "evidence_rank": ranks,
-            "top_score": round(o.scores[0], 4) if o.scores else None,
-            "top_hits": [fact[2] for fact in o.ranked[:3]],  # normalized text of the best three
-            "latency_ms": round(o.latency_ms, 2),
-            **{f"recall@{k}": round(o.recall[k], 4) for k in ks},
-            **{f"ndcg@{k}": round(o.ndcg[k], 4) for k in ks},
-        })
+        rows.append(
+            {
+                "id": o.query.id,
+                "owner": o.query.owner,
+                "query": o.query.query,
+                "category": o.query.category,
+                "evidence_rank": ranks,
+                "top_score": round(o.scores[0], 4) if o.scores else None,
+                "top_hits": [fact[2] for fact in o.ranked[:3]],  # normalized text of the best three
+                "latency_ms": round(o.latency_ms, 2),
+                **{f"recall@{k}": round(o.recall[k], 4) for k in ks},
+                **{f"ndcg@{k}": round(o.ndcg[k], 4) for k in ks},
+            }
+        )
     return rows
 
 

@@ -44,11 +44,34 @@ MEMWAL = Path(sys.executable).parent / "memwal-mcp"
 LOCKED = "database is locked"
 
 _WHO = ("Ana", "Bilal", "Chen", "Dara", "Emeka", "Farah", "Goran", "Hana", "Ivo", "Jun", "Kofi", "Lea")
-_TOPIC = ("deploy window", "coffee order", "on-call rotation", "staging database", "release train", "VPN gateway",
-          "design review", "backup policy", "API quota", "standup time", "build cache", "cert renewal")
-_VALUE = ("Fridays 14:00 UTC", "oat flat white", "every second week", "PostgreSQL 16 on db-2", "v2.4.1 on Tuesday",
-          "vpn.eu.example.org:443", "Thursdays in room 4", "nightly at 02:30", "5,000 calls per hour",
-          "9:30 sharp", "/var/cache/build", "every 60 days")
+_TOPIC = (
+    "deploy window",
+    "coffee order",
+    "on-call rotation",
+    "staging database",
+    "release train",
+    "VPN gateway",
+    "design review",
+    "backup policy",
+    "API quota",
+    "standup time",
+    "build cache",
+    "cert renewal",
+)
+_VALUE = (
+    "Fridays 14:00 UTC",
+    "oat flat white",
+    "every second week",
+    "PostgreSQL 16 on db-2",
+    "v2.4.1 on Tuesday",
+    "vpn.eu.example.org:443",
+    "Thursdays in room 4",
+    "nightly at 02:30",
+    "5,000 calls per hour",
+    "9:30 sharp",
+    "/var/cache/build",
+    "every 60 days",
+)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -58,14 +81,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--owners", type=int, default=4, help="token owners the sessions are spread over (default 4)")
     parser.add_argument("--namespaces", type=int, default=4, help="namespaces per owner (default 4)")
     parser.add_argument("--recall-share", type=float, default=0.5, help="share of calls that are recalls (default 0.5)")
-    parser.add_argument("--replay-share", type=float, default=0.1,
-                        help="share of remembers that resend the previous key (default 0.1)")
+    parser.add_argument(
+        "--replay-share", type=float, default=0.1, help="share of remembers that resend the previous key (default 0.1)"
+    )
     parser.add_argument("--call-timeout", type=float, default=30.0, help="seconds before a call counts as lost")
     parser.add_argument("--drain-timeout", type=float, default=120.0, help="seconds to wait for curation to finish")
     parser.add_argument("--db", type=Path, default=None, help="database file (must not exist); default a temp dir")
     parser.add_argument("--json-out", type=Path, default=None, help="also write the JSON there")
-    parser.add_argument("--server-env", action="append", default=[], metavar="NAME=VALUE",
-                        help="extra MEMWAL_* setting for the server, e.g. MEMWAL_RECALL__READ_YOUR_WRITES_WAIT_MS=0")
+    parser.add_argument(
+        "--server-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="extra MEMWAL_* setting for the server, e.g. MEMWAL_RECALL__READ_YOUR_WRITES_WAIT_MS=0",
+    )
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     if not 1 <= args.sessions <= 1024 or args.seconds <= 0 or args.owners < 1 or args.namespaces < 1:
@@ -100,8 +129,13 @@ def server_env(folder: Path, db_path: Path) -> dict[str, str]:
 
 
 def make_token(env: dict[str, str], owner: str) -> str:
-    made = subprocess.run([str(MEMWAL), "token", "create", "--owner", owner, "--scope", "read,write"],
-                          env=env, capture_output=True, text=True, timeout=120)
+    made = subprocess.run(
+        [str(MEMWAL), "token", "create", "--owner", owner, "--scope", "read,write"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if made.returncode != 0 or not made.stdout.strip().startswith("mwk_"):
         raise SystemExit(f"token create failed: {made.stderr}")
     return made.stdout.strip()
@@ -149,12 +183,22 @@ class Tally:
 
 
 def _fact(rng: random.Random, session: int, n: int) -> str:
-    return (f"{rng.choice(_WHO)} says the {rng.choice(_TOPIC)} is {rng.choice(_VALUE)} "
-            f"(session {session}, note {n}, ref {rng.randrange(10**6):06d})")
+    return (
+        f"{rng.choice(_WHO)} says the {rng.choice(_TOPIC)} is {rng.choice(_VALUE)} "
+        f"(session {session}, note {n}, ref {rng.randrange(10**6):06d})"
+    )
 
 
-async def run_session(index: int, url: str, token: str, owner: str, namespace: str, deadline: float,
-                      args: argparse.Namespace, tally: Tally) -> None:
+async def run_session(
+    index: int,
+    url: str,
+    token: str,
+    owner: str,
+    namespace: str,
+    deadline: float,
+    args: argparse.Namespace,
+    tally: Tally,
+) -> None:
     rng = random.Random(args.seed * 100_003 + index)
     stored: list[str] = []
     last: tuple[str, str, str] | None = None  # key, text, job id
@@ -249,7 +293,8 @@ def lost_writes(db_path: Path, acknowledged: dict[str, str]) -> tuple[list[str],
     finally:
         conn.close()
     lost = [
-        job_id for job_id, owner in acknowledged.items()
+        job_id
+        for job_id, owner in acknowledged.items()
         if job_id not in rows or rows[job_id][0] != "done" or rows[job_id][1] != owner or not rows[job_id][2]
     ]
     return lost, statuses
@@ -262,8 +307,15 @@ def percentile(values: list[float], q: float) -> float | None:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-def report(args: argparse.Namespace, tally: Tally, elapsed: float, lost: list[str], statuses: dict[str, int],
-           drained: tuple[int, float], log_text: str) -> dict[str, Any]:
+def report(
+    args: argparse.Namespace,
+    tally: Tally,
+    elapsed: float,
+    lost: list[str],
+    statuses: dict[str, int],
+    drained: tuple[int, float],
+    log_text: str,
+) -> dict[str, Any]:
     tools = {}
     for tool, values in tally.latencies.items():
         tools[tool] = {
@@ -316,17 +368,24 @@ def report(args: argparse.Namespace, tally: Tally, elapsed: float, lost: list[st
 
 
 def print_table(result: dict[str, Any]) -> None:
-    print(f"soak: {result['sessions']} sessions x {result['seconds']:g} s "
-          f"({result['owners']} owners, {result['namespaces_per_owner']} namespaces each), "
-          f"{result['elapsed_s']} s elapsed")
+    print(
+        f"soak: {result['sessions']} sessions x {result['seconds']:g} s "
+        f"({result['owners']} owners, {result['namespaces_per_owner']} namespaces each), "
+        f"{result['elapsed_s']} s elapsed"
+    )
     print(f"{'tool':<18} {'calls':>7} {'calls/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
     for tool, row in result["tools"].items():
         cells = [f"{row[k]:>8}" if row[k] is not None else f"{'-':>8}" for k in ("per_s", "p50_ms", "p99_ms", "max_ms")]
         print(f"{tool:<18} {row['calls']:>7} {' '.join(cells)}")
-    print(f"throughput: {result['throughput_calls_per_s']} calls/s; {result['acknowledged_jobs']} jobs acknowledged "
-          f"({result['idempotent_replays']} idempotent replays); curation drained {result['drain_s']} s after the end")
-    print("checks: " + ", ".join(f"{k}={v}" for k, v in result["checks"].items())
-          + f", recall_misses={result['recall_misses']}, recall_pending_fallbacks={result['recall_pending_fallbacks']}")
+    print(
+        f"throughput: {result['throughput_calls_per_s']} calls/s; {result['acknowledged_jobs']} jobs acknowledged "
+        f"({result['idempotent_replays']} idempotent replays); curation drained {result['drain_s']} s after the end"
+    )
+    print(
+        "checks: "
+        + ", ".join(f"{k}={v}" for k, v in result["checks"].items())
+        + f", recall_misses={result['recall_misses']}, recall_pending_fallbacks={result['recall_pending_fallbacks']}"
+    )
     print("OK" if result["ok"] else "FAILED")
 
 
@@ -358,7 +417,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         with log_path.open("wb") as log:
             proc = subprocess.Popen(
                 [str(MEMWAL), "serve", "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],
-                env=env, cwd=folder, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                env=env,
+                cwd=folder,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
             )
         try:
             wait_for_port(port, proc, log_path)

@@ -49,28 +49,49 @@ def _comma_ints(values: Sequence[str] | None, default: Sequence[int]) -> list[in
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.speed", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--memories", action="append", metavar="N[,N...]",
-                        help="lane sizes, one growing database (default 10000)")
+    parser.add_argument(
+        "--memories", action="append", metavar="N[,N...]", help="lane sizes, one growing database (default 10000)"
+    )
     parser.add_argument("--queries", type=int, default=100, help="recall queries per size and path (default 100)")
     parser.add_argument("--remembers", type=int, default=200, help="remember calls per size and path (default 200)")
     parser.add_argument("--cold-runs", type=int, default=5, help="cold starts per server (median; default 5)")
-    parser.add_argument("--fill", choices=("worker", "direct"), default="worker",
-                        help="worker: every job through the real worker (default); direct: see --curate-sample")
-    parser.add_argument("--curate-sample", type=int, default=2000,
-                        help="--fill direct: jobs per size curated (and timed) by the real worker (default 2000)")
-    parser.add_argument("--raw-max", type=int, default=1000,
-                        help="most of the curated texts embedded again by raw fastembed (evenly spaced; default 1000)")
+    parser.add_argument(
+        "--fill",
+        choices=("worker", "direct"),
+        default="worker",
+        help="worker: every job through the real worker (default); direct: see --curate-sample",
+    )
+    parser.add_argument(
+        "--curate-sample",
+        type=int,
+        default=2000,
+        help="--fill direct: jobs per size curated (and timed) by the real worker (default 2000)",
+    )
+    parser.add_argument(
+        "--raw-max",
+        type=int,
+        default=1000,
+        help="most of the curated texts embedded again by raw fastembed (evenly spaced; default 1000)",
+    )
     parser.add_argument("--probe-queries", type=int, default=20, help="queries for the per-step probe (default 20)")
     parser.add_argument("--profile", type=Path, metavar="DIR", help="also cProfile the probe; .prof files go here")
-    parser.add_argument("--skip", action="append", default=[], choices=("cold", "stdio", "probe"),
-                        help="leave a phase out (repeatable)")
+    parser.add_argument(
+        "--skip", action="append", default=[], choices=("cold", "stdio", "probe"), help="leave a phase out (repeatable)"
+    )
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--db", type=Path,
-                        help="keep the database at this path; if it exists (left by an earlier run), continue it:"
-                             " its lane keeps its facts and only sizes above them add more")
+    parser.add_argument(
+        "--db",
+        type=Path,
+        help="keep the database at this path; if it exists (left by an earlier run), continue it:"
+        " its lane keeps its facts and only sizes above them add more",
+    )
     parser.add_argument("--json-out", type=Path, help="write the JSON report here")
-    parser.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR"),
-                        help="level for memwal's own logs (the benchmark's progress is always shown)")
+    parser.add_argument(
+        "--log-level",
+        default="WARNING",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        help="level for memwal's own logs (the benchmark's progress is always shown)",
+    )
     args = parser.parse_args(argv)
     args.sizes = _comma_ints(args.memories, (10_000,))
     if args.sizes[0] < 20:
@@ -81,9 +102,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def summary(values: Sequence[float]) -> dict[str, float]:
     if not values:
         return {"n": 0}
-    return {"n": len(values), "p50": round(percentile(values, 50), 3), "p90": round(percentile(values, 90), 3),
-            "p99": round(percentile(values, 99), 3), "mean": round(sum(values) / len(values), 3),
-            "min": round(min(values), 3), "max": round(max(values), 3)}
+    return {
+        "n": len(values),
+        "p50": round(percentile(values, 50), 3),
+        "p90": round(percentile(values, 90), 3),
+        "p99": round(percentile(values, 99), 3),
+        "mean": round(sum(values) / len(values), 3),
+        "min": round(min(values), 3),
+        "max": round(max(values), 3),
+    }
 
 
 def maxrss_bytes() -> int:
@@ -105,8 +132,9 @@ def _settings(db_path: Path, mode: str = "hybrid") -> Any:
 # --- phases ----------------------------------------------------------------------------
 
 
-async def remember_latency(db_path: Path, embedder: Any, owner: str, texts: Sequence[str], namespace: str,
-                           worker: bool) -> list[float]:
+async def remember_latency(
+    db_path: Path, embedder: Any, owner: str, texts: Sequence[str], namespace: str, worker: bool
+) -> list[float]:
     """MemoryService.remember, one call at a time; the worker (when on) curates alongside, as in the server."""
     from memwal_mcp.service import MemoryService
 
@@ -132,16 +160,17 @@ def _lane_vectors(db_path: Path, lane: int) -> tuple[np.ndarray, np.ndarray]:
 
     conn = connect(db_path)
     try:
-        count, dim = conn.execute("SELECT COUNT(*), MAX(m.dim) FROM memory_vectors, embedding_meta m"
-                                  " WHERE lane_id = ?", (lane,)).fetchone()
+        count, dim = conn.execute(
+            "SELECT COUNT(*), MAX(m.dim) FROM memory_vectors, embedding_meta m WHERE lane_id = ?", (lane,)
+        ).fetchone()
         rowids = np.empty(count, dtype=np.int64)
         matrix = np.empty((count, dim or 0), dtype=np.float32)
         cursor = conn.execute("SELECT rowid, embedding FROM memory_vectors WHERE lane_id = ?", (lane,))
         filled = 0
         while rows := cursor.fetchmany(10_000):
-            rowids[filled:filled + len(rows)] = [r for r, _ in rows]
+            rowids[filled : filled + len(rows)] = [r for r, _ in rows]
             block = np.frombuffer(b"".join(blob for _, blob in rows), np.float32)
-            matrix[filled:filled + len(rows)] = block.reshape(len(rows), -1)
+            matrix[filled : filled + len(rows)] = block.reshape(len(rows), -1)
             filled += len(rows)
     finally:
         conn.close()
@@ -154,8 +183,9 @@ def _facts_in_lane(db_path: Path, owner: str) -> int:
 
     conn = connect(db_path)
     try:
-        return conn.execute("SELECT COUNT(*) FROM remember_jobs WHERE owner = ? AND namespace = ?",
-                            (owner, NAMESPACE)).fetchone()[0]
+        return conn.execute(
+            "SELECT COUNT(*) FROM remember_jobs WHERE owner = ? AND namespace = ?", (owner, NAMESPACE)
+        ).fetchone()[0]
     finally:
         conn.close()
 
@@ -168,7 +198,7 @@ def _ids_of(db_path: Path, rowids: set[int]) -> dict[int, str]:
         found: dict[int, str] = {}
         ordered = sorted(rowids)
         for start in range(0, len(ordered), 500):
-            chunk = ordered[start:start + 500]
+            chunk = ordered[start : start + 500]
             marks = ",".join("?" * len(chunk))
             found.update(conn.execute(f"SELECT rowid, id FROM memories WHERE rowid IN ({marks})", chunk).fetchall())
         return found
@@ -203,21 +233,24 @@ async def recall_phase(db_path: Path, embedder: Any, owner: str, lane: int, quer
 
         for index, query in enumerate(queries):
             order = ("hybrid", "dense", "reference")
-            for name in order[index % 3:] + order[:index % 3]:  # rotate, so no path always goes first
+            for name in order[index % 3 :] + order[: index % 3]:  # rotate, so no path always goes first
                 _clear_query_cache(embedder)
                 started = time.perf_counter()
                 if name == "reference":
                     exact_rowids.append(reference(query))
                 else:
-                    result = await (hybrid if name == "hybrid" else dense).recall(owner, query, limit=LIMIT,
-                                                                                 namespace=NAMESPACE)
+                    result = await (hybrid if name == "hybrid" else dense).recall(
+                        owner, query, limit=LIMIT, namespace=NAMESPACE
+                    )
                     if name == "dense":
                         dense_ids.append([hit.id for hit in result.hits])
                 timings[name].append((time.perf_counter() - started) * 1000)
     matrix = np.empty((0, 0), dtype=np.float32)  # the reference's copy is no longer needed
     id_of = _ids_of(db_path, {r for top in exact_rowids for r in top})
-    overlaps = [len(set(got) & {id_of.get(r) for r in exact}) / max(1, min(LIMIT, len(exact)))
-                for got, exact in zip(dense_ids, exact_rowids)]
+    overlaps = [
+        len(set(got) & {id_of.get(r) for r in exact}) / max(1, min(LIMIT, len(exact)))
+        for got, exact in zip(dense_ids, exact_rowids)
+    ]
     return {
         "latency_ms": {name: summary(values) for name, values in timings.items()},
         "overlap_at_10": round(float(np.mean(overlaps)), 4),
@@ -228,8 +261,9 @@ async def recall_phase(db_path: Path, embedder: Any, owner: str, lane: int, quer
     }
 
 
-async def measure_size(args: argparse.Namespace, db_path: Path, embedder: Any, owner: str, start: int, size: int,
-                       workdir: Path) -> dict[str, Any]:
+async def measure_size(
+    args: argparse.Namespace, db_path: Path, embedder: Any, owner: str, start: int, size: int, workdir: Path
+) -> dict[str, Any]:
     from memwal_mcp.service import MemoryService
     from memwal_mcp.store import jobs as job_store
 
@@ -238,26 +272,51 @@ async def measure_size(args: argparse.Namespace, db_path: Path, embedder: Any, o
     out: dict[str, Any] = {"size": size}
     fill_service = MemoryService(_settings(db_path), embedder=embedder)
     async with fill_service.running(worker=False):
-        fill = await grow(fill_service, embedder, owner, NAMESPACE, args.seed, start, size, args.fill,
-                          args.curate_sample, args.raw_max)
+        fill = await grow(
+            fill_service,
+            embedder,
+            owner,
+            NAMESPACE,
+            args.seed,
+            start,
+            size,
+            args.fill,
+            args.curate_sample,
+            args.raw_max,
+        )
         lane = await fill_service.db.read(job_store.lane_id, owner, NAMESPACE)
-        live = await fill_service.db.read(lambda c: c.execute(
-            "SELECT COUNT(*) FROM memories WHERE lane_id = ? AND status = 'live'", (lane,)).fetchone()[0])
-    out["fill"] = {"mode": args.fill, "added": fill.added, "live_memories": live, "queue_s": round(fill.queue_s, 2),
-                   "bulk_s": round(fill.bulk_s, 2), "curated_by_worker": fill.curated,
-                   "curate_s": round(fill.curate_s, 2),
-                   "curation_per_s": round(fill.curation_per_s, 2), "matrix_sync_s": round(fill.matrix_sync_s, 2), "copies_load_s": round(fill.copies_load_s, 2),
-                   "nominees_counted_after": fill.counted, "count_after_s": round(fill.count_s, 2),
-                   "raw_fastembed_texts": fill.raw_texts,
-                   "raw_fastembed_s": round(fill.raw_s, 2), "raw_fastembed_per_s": round(fill.raw_per_s, 2),
-                   "decisions": fill.decisions}
+        live = await fill_service.db.read(
+            lambda c: c.execute(
+                "SELECT COUNT(*) FROM memories WHERE lane_id = ? AND status = 'live'", (lane,)
+            ).fetchone()[0]
+        )
+    out["fill"] = {
+        "mode": args.fill,
+        "added": fill.added,
+        "live_memories": live,
+        "queue_s": round(fill.queue_s, 2),
+        "bulk_s": round(fill.bulk_s, 2),
+        "curated_by_worker": fill.curated,
+        "curate_s": round(fill.curate_s, 2),
+        "curation_per_s": round(fill.curation_per_s, 2),
+        "matrix_sync_s": round(fill.matrix_sync_s, 2),
+        "copies_load_s": round(fill.copies_load_s, 2),
+        "nominees_counted_after": fill.counted,
+        "count_after_s": round(fill.count_s, 2),
+        "raw_fastembed_texts": fill.raw_texts,
+        "raw_fastembed_s": round(fill.raw_s, 2),
+        "raw_fastembed_per_s": round(fill.raw_per_s, 2),
+        "decisions": fill.decisions,
+    }
 
     if "cold" not in args.skip:
         log.info("cold start: %d runs of each server", args.cold_runs)
         cold = await speed_proc.cold_start(db_path, args.cold_runs, workdir)
-        out["cold_start_ms"] = {"memwal": summary([s * 1000 for s in cold.memwal_s]),
-                                "minimal_sdk": summary([s * 1000 for s in cold.minimal_s]),
-                                "memwal_tools": cold.memwal_tools}
+        out["cold_start_ms"] = {
+            "memwal": summary([s * 1000 for s in cold.memwal_s]),
+            "minimal_sdk": summary([s * 1000 for s in cold.minimal_s]),
+            "memwal_tools": cold.memwal_tools,
+        }
 
     log.info("remember latency in-process (%d calls, worker running, then idle)", args.remembers)
     texts = speed_data.remember_texts(args.seed, f"in-process-{size}", args.remembers)
@@ -275,17 +334,28 @@ async def measure_size(args: argparse.Namespace, db_path: Path, embedder: Any, o
     if "stdio" not in args.skip:
         log.info("stdio: %d recalls and %d remembers through the mcp client", len(queries), args.remembers)
         texts = speed_data.remember_texts(args.seed, f"stdio-{size}", args.remembers)
-        stdio = await speed_proc.stdio_calls(db_path, queries, texts, "speed-remember-stdio",
-                                             workdir / "stdio.stderr.log", LIMIT)
+        stdio = await speed_proc.stdio_calls(
+            db_path, queries, texts, "speed-remember-stdio", workdir / "stdio.stderr.log", LIMIT
+        )
         out["recall"]["latency_ms"]["stdio_hybrid"] = summary(stdio.recall_ms)
         out["remember_ms"]["stdio"] = summary(stdio.remember_ms)
         out["remember_ms"]["stdio_curated_meanwhile"] = stdio.remembers_curated
         out["rss_bytes"]["stdio_server"] = stdio.peak_rss
-        log.info("stdio: %d remembers to `memwal-mcp serve --no-worker`, %d pings to the minimal server",
-                 args.remembers, args.remembers)
+        log.info(
+            "stdio: %d remembers to `memwal-mcp serve --no-worker`, %d pings to the minimal server",
+            args.remembers,
+            args.remembers,
+        )
         texts = speed_data.remember_texts(args.seed, f"stdio-idle-{size}", args.remembers)
-        idle = await speed_proc.stdio_calls(db_path, (), texts, "speed-remember-stdio-idle",
-                                            workdir / "stdio.stderr.log", LIMIT, ("serve", "--no-worker"))
+        idle = await speed_proc.stdio_calls(
+            db_path,
+            (),
+            texts,
+            "speed-remember-stdio-idle",
+            workdir / "stdio.stderr.log",
+            LIMIT,
+            ("serve", "--no-worker"),
+        )
         out["remember_ms"]["stdio_worker_off"] = summary(idle.remember_ms)
         out["remember_ms"]["stdio_ping_minimal_sdk"] = summary(await speed_proc.stdio_ping(workdir, args.remembers))
         drain = MemoryService(_settings(db_path), embedder=embedder)
@@ -309,17 +379,28 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     from memwal_mcp.embedding import FastEmbedEmbedder
 
     started = time.perf_counter()
-    report: dict[str, Any] = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                              "machine": speed_proc.machine_info(), "sizes": args.sizes, "fill": args.fill,
-                              "seed": args.seed, "queries": args.queries, "remembers": args.remembers,
-                              "recall_limit": LIMIT, "database": "one file, growing through the sizes", "results": []}
+    report: dict[str, Any] = {
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": speed_proc.machine_info(),
+        "sizes": args.sizes,
+        "fill": args.fill,
+        "seed": args.seed,
+        "queries": args.queries,
+        "remembers": args.remembers,
+        "recall_limit": LIMIT,
+        "database": "one file, growing through the sizes",
+        "results": [],
+    }
     with tempfile.TemporaryDirectory(prefix="memwal-speed-") as tmp:
         workdir = Path(tmp)
         db_path = args.db or workdir / "speed.db"
         settings = _settings(db_path)
         owner = settings.owner or OWNER_DEFAULT
-        report["embedding"] = {"model": settings.embedding.model, "batch_size": settings.embedding.batch_size,
-                               "worker_batch": settings.curation.batch_size}
+        report["embedding"] = {
+            "model": settings.embedding.model,
+            "batch_size": settings.embedding.batch_size,
+            "worker_batch": settings.curation.batch_size,
+        }
         loaded = time.perf_counter()
         embedder = FastEmbedEmbedder(settings.embedding)
         log.info("embedding model loaded in %.1f s", time.perf_counter() - loaded)

@@ -78,16 +78,28 @@ def _bulk_apply(
         for job, vector in zip(batch, vectors):
             now = time.time()
             key = norm_key(job.text)
-            same = [r for r in memories.live_by_norm_key(conn, job.lane_id, key)
-                    if normalize_text(r[2]) == normalize_text(job.text)]
+            same = [
+                r
+                for r in memories.live_by_norm_key(conn, job.lane_id, key)
+                if normalize_text(r[2]) == normalize_text(job.text)
+            ]
             if same:
                 memories.add_occurrence(conn, same[0][0], now)
                 job_store.mark_done(conn, job.id, "occurrence", same[0][1], now)
                 memories.bump_counters(conn, ["curation_occurrence"])
                 continue
             _, memory_id = memories.create_memory(
-                conn, owner=job.owner, namespace=job.namespace, lane=job.lane_id, body=job.text, key=key,
-                source_job_id=job.id, vector=vector, model_id=model_id, now=now, occurred_at=job.occurred_at,
+                conn,
+                owner=job.owner,
+                namespace=job.namespace,
+                lane=job.lane_id,
+                body=job.text,
+                key=key,
+                source_job_id=job.id,
+                vector=vector,
+                model_id=model_id,
+                now=now,
+                occurred_at=job.occurred_at,
                 created_at=job.created_at,
             )
             job_store.mark_done(conn, job.id, "created", memory_id, now)
@@ -97,8 +109,9 @@ def _bulk_apply(
 
 
 def _queued_in_lane(conn: sqlite3.Connection, lane: int) -> int:
-    return conn.execute("SELECT COUNT(*) FROM remember_jobs WHERE lane_id = ? AND status = 'queued'",
-                        (lane,)).fetchone()[0]
+    return conn.execute(
+        "SELECT COUNT(*) FROM remember_jobs WHERE lane_id = ? AND status = 'queued'", (lane,)
+    ).fetchone()[0]
 
 
 def queued_count(conn: sqlite3.Connection) -> int:
@@ -142,13 +155,21 @@ async def raw_embed(embedder: Any, texts: Sequence[str], batch: int) -> float:
     """Seconds for FastEmbedEmbedder.embed_documents over `texts`, `batch` texts per call, as the worker calls it."""
     started = time.perf_counter()
     for start in range(0, len(texts), batch):
-        await anyio.to_thread.run_sync(embedder.embed_documents, list(texts[start:start + batch]))
+        await anyio.to_thread.run_sync(embedder.embed_documents, list(texts[start : start + batch]))
     return time.perf_counter() - started
 
 
 async def grow(
-    service: Any, embedder: Any, owner: str, namespace: str, seed: int, start: int, stop: int,
-    fill: str, sample: int, raw_max: int,
+    service: Any,
+    embedder: Any,
+    owner: str,
+    namespace: str,
+    seed: int,
+    start: int,
+    stop: int,
+    fill: str,
+    sample: int,
+    raw_max: int,
 ) -> Fill:
     """Add facts start..stop-1 to the lane through the write path; measure curation and raw fastembed."""
     added = stop - start
@@ -188,19 +209,49 @@ async def grow(
     copies_started = time.perf_counter()
     await anyio.to_thread.run_sync(_load_copies, embedder)
     copies_s = time.perf_counter() - copies_started
-    log.info("lane matrix brought up to date in %.2f s, model copies loaded in %.2f s; curating %d jobs with"
-             " the real worker", sync_s, copies_s, timed)
+    log.info(
+        "lane matrix brought up to date in %.2f s, model copies loaded in %.2f s; curating %d jobs with"
+        " the real worker",
+        sync_s,
+        copies_s,
+        timed,
+    )
     curate_s = await run_worker(service, f"curation to {stop}", timed)
     counted, count_s = await count_deferred(service)
     raw_s += await raw_embed(embedder, sampled[half:], batch)
-    log.info("curated %d jobs in %.1f s (%.1f/s), their nominees counted after in %.1f s; raw fastembed"
-             " %.1f texts/s over %d texts", timed, curate_s, timed / curate_s, count_s,
-             len(sampled) / raw_s if raw_s else 0, len(sampled))
-    decisions = dict(await service.db.read(
-        lambda conn: conn.execute("SELECT COALESCE(decision, status), COUNT(*) FROM remember_jobs"
-                                  " WHERE namespace = ? GROUP BY 1", (namespace,)).fetchall()))
-    return Fill(stop, added, queue_s, bulk_s, timed, curate_s, len(sampled), raw_s, decisions, sync_s, copies_s,
-                counted, count_s)
+    log.info(
+        "curated %d jobs in %.1f s (%.1f/s), their nominees counted after in %.1f s; raw fastembed"
+        " %.1f texts/s over %d texts",
+        timed,
+        curate_s,
+        timed / curate_s,
+        count_s,
+        len(sampled) / raw_s if raw_s else 0,
+        len(sampled),
+    )
+    decisions = dict(
+        await service.db.read(
+            lambda conn: conn.execute(
+                "SELECT COALESCE(decision, status), COUNT(*) FROM remember_jobs WHERE namespace = ? GROUP BY 1",
+                (namespace,),
+            ).fetchall()
+        )
+    )
+    return Fill(
+        stop,
+        added,
+        queue_s,
+        bulk_s,
+        timed,
+        curate_s,
+        len(sampled),
+        raw_s,
+        decisions,
+        sync_s,
+        copies_s,
+        counted,
+        count_s,
+    )
 
 
 def _load_copies(embedder: Any) -> None:

@@ -49,8 +49,15 @@ class _Steps:
         return value
 
 
-def _steps(conn: Any, embedder: Any, settings: Any, lane: int, queries: Sequence[str], texts: Sequence[str],
-           vectors: np.ndarray) -> _Steps:
+def _steps(
+    conn: Any,
+    embedder: Any,
+    settings: Any,
+    lane: int,
+    queries: Sequence[str],
+    texts: Sequence[str],
+    vectors: np.ndarray,
+) -> _Steps:
     from memwal_mcp.recall import search as search_module
 
     step = _Steps()
@@ -69,18 +76,31 @@ def _steps(conn: Any, embedder: Any, settings: Any, lane: int, queries: Sequence
         missing = [r for r, _ in lexical if r not in in_dense]
         step("recall: cosines of word-only candidates (matrix)", lambda: memories.cosines(conn, lane, qv, missing))
         ranks = dict(lexical)
-        step("recall: candidates, kNN and word matches joined (search._candidates)",
-             lambda: search_module._candidates(conn, [lane], qv, ranks, (dict(dense), len(dense) < k)))
+        step(
+            "recall: candidates, kNN and word matches joined (search._candidates)",
+            lambda: search_module._candidates(conn, [lane], qv, ranks, (dict(dense), len(dense) < k)),
+        )
     for text, vector in zip(texts, vectors):
-        step("curation: evaluate() (exact match + kNN nomination)",
-             lambda: evaluate(conn, lane, text, vector, settings.curation, True))  # llm_available: the inline scan
-        step(f"curation: memories.knn k={settings.curation.nominator_k} (matrix)",
-             lambda: memories.knn(conn, lane, vector, settings.curation.nominator_k))
+        step(
+            "curation: evaluate() (exact match + kNN nomination)",
+            lambda: evaluate(conn, lane, text, vector, settings.curation, True),
+        )  # llm_available: the inline scan
+        step(
+            f"curation: memories.knn k={settings.curation.nominator_k} (matrix)",
+            lambda: memories.knn(conn, lane, vector, settings.curation.nominator_k),
+        )
     return step
 
 
-def breakdown(db_path: Path, embedder: Any, settings: Any, lane: int, queries: Sequence[str], texts: Sequence[str],
-              profile_to: Path | None = None) -> dict[str, dict[str, float]]:
+def breakdown(
+    db_path: Path,
+    embedder: Any,
+    settings: Any,
+    lane: int,
+    queries: Sequence[str],
+    texts: Sequence[str],
+    profile_to: Path | None = None,
+) -> dict[str, dict[str, float]]:
     """Median and p90 milliseconds per step; with `profile_to`, also a cProfile dump and its top lines on stderr."""
     vectors = embedder.embed_documents(list(texts))
     conn = connect(db_path)
@@ -97,5 +117,7 @@ def breakdown(db_path: Path, embedder: Any, settings: Any, lane: int, queries: S
             log.info("cProfile of the step probe (%s), top by own time:\n%s", profile_to, out.getvalue())
     finally:
         conn.close()
-    return {name: {"p50_ms": round(statistics.median(v), 3),
-                   "p90_ms": round(float(np.percentile(v, 90)), 3), "n": len(v)} for name, v in steps.ms.items()}
+    return {
+        name: {"p50_ms": round(statistics.median(v), 3), "p90_ms": round(float(np.percentile(v, 90)), 3), "n": len(v)}
+        for name, v in steps.ms.items()
+    }

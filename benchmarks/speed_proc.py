@@ -56,8 +56,10 @@ def _read(path: str) -> str:
 
 def machine_info() -> dict[str, Any]:
     cpuinfo = _read("/proc/cpuinfo")
-    model = next((line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
-                 platform.processor() or "unknown")
+    model = next(
+        (line.split(":", 1)[1].strip() for line in cpuinfo.splitlines() if line.startswith("model name")),
+        platform.processor() or "unknown",
+    )
     meminfo = _read("/proc/meminfo").splitlines()
     mem_kb = next((int(line.split()[1]) for line in meminfo if line.startswith("MemTotal")), 0)
     try:
@@ -103,8 +105,14 @@ def _git_describe() -> str | None:
     import subprocess
 
     try:
-        done = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=Path(__file__).resolve().parent,
-                              capture_output=True, text=True, timeout=10, check=False)
+        done = subprocess.run(
+            ["git", "describe", "--always", "--dirty"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout.strip() or None
@@ -181,20 +189,30 @@ async def time_to_tools_list(command: Sequence[str], env: dict[str, str], stderr
     with stderr_path.open("ab") as errlog:
         started = time.perf_counter()
         proc = await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=errlog, env=env,
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=errlog,
+            env=env,
             limit=16 * 1024 * 1024,
         )
         assert proc.stdin is not None and proc.stdout is not None
         try:
             with anyio.fail_after(START_TIMEOUT_S):
-                init = {"protocolVersion": LATEST_HANDSHAKE_VERSION, "capabilities": {},
-                        "clientInfo": {"name": "memwal-speed", "version": "1"}}
-                proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
-                                  + "\n").encode())
+                init = {
+                    "protocolVersion": LATEST_HANDSHAKE_VERSION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "memwal-speed", "version": "1"},
+                }
+                proc.stdin.write(
+                    (json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}) + "\n").encode()
+                )
                 await proc.stdin.drain()
                 await _read_reply(proc.stdout, 1)
-                proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
-                                 b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}\n')
+                proc.stdin.write(
+                    b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
+                    b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}\n'
+                )
                 await proc.stdin.drain()
                 reply = await _read_reply(proc.stdout, 2)
                 elapsed = time.perf_counter() - started
@@ -264,7 +282,12 @@ async def stdio_session(
 
 
 async def stdio_calls(
-    db_path: Path, queries: Sequence[str], texts: Sequence[str], namespace: str, stderr_path: Path, limit: int = 10,
+    db_path: Path,
+    queries: Sequence[str],
+    texts: Sequence[str],
+    namespace: str,
+    stderr_path: Path,
+    limit: int = 10,
     server_args: Sequence[str] = (),
 ) -> StdioFigures:
     """Recalls (after two warm-ups that load the model) then remembers, one call at a time,
@@ -285,10 +308,15 @@ async def stdio_calls(
             # New text each run: a repeat is an occurrence, which needs no embedding.
             run = time.time_ns()
             for index in range(WARM_REMEMBERS):
-                await _call(session, "memwal_remember", {
-                    "text": f"warm-up fact {index} of run {run}", "namespace": namespace,
-                    **({"wait_ms": 30000} if index == WARM_REMEMBERS - 1 else {}),
-                })
+                await _call(
+                    session,
+                    "memwal_remember",
+                    {
+                        "text": f"warm-up fact {index} of run {run}",
+                        "namespace": namespace,
+                        **({"wait_ms": 30000} if index == WARM_REMEMBERS - 1 else {}),
+                    },
+                )
         loop_started = time.time()
         for text in texts:
             started = time.perf_counter()

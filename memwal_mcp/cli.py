@@ -111,7 +111,9 @@ def _main(argv: list[str] | None) -> None:
     except ValidationError as exc:  # env/TOML/flag values
         parser.exit(2, "".join(f"memwal-mcp: configuration error: {line}\n" for line in config_problems(exc)))
     except Exception as exc:  # an unreadable TOML file, an env value that is not JSON
-        parser.exit(2, f"memwal-mcp: configuration error: {printable(str(exc).splitlines()[0] if str(exc) else repr(exc))}\n")
+        parser.exit(
+            2, f"memwal-mcp: configuration error: {printable(str(exc).splitlines()[0] if str(exc) else repr(exc))}\n"
+        )
 
     from .logs import setup_logging
 

@@ -109,7 +109,9 @@ class RecallSettings(BaseModel):
         30.0, gt=0, le=36500, description="With prefer_recent, a fact this old weighs 3/4 of a new one."
     )
     min_relevance: float = Field(
-        0.1, ge=0, le=1,
+        0.1,
+        ge=0,
+        le=1,
         description="A fact sharing no content word with the query is returned only if it scores at least this "
         "(a call's min_score replaces the rule).",
     )
@@ -125,7 +127,7 @@ class TokenSettings(BaseModel):
     owner: OwnerName = Field(description="Whose memory the token acts for.")
     scopes: list[Literal["read", "write"]] = Field(
         default_factory=lambda: ["read", "write"],  # type: ignore[arg-type]  # the literals are the two scopes
-        description="read: recall/status/history/list; write: remember/forget."
+        description="read: recall/status/history/list; write: remember/forget.",
     )
 
 
@@ -138,7 +140,9 @@ class AuthSettings(BaseModel):
     )
     burst: int = Field(60, ge=1, le=100_000, description="Requests a token may make at once before the rate applies.")
     max_sessions_per_token: int = Field(
-        16, ge=1, le=10_000,
+        16,
+        ge=1,
+        le=10_000,
         description="Open MCP sessions per token (per server without tokens); one more ends the least recently used.",
     )
 

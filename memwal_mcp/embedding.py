@@ -92,7 +92,11 @@ def _blank_unreadable(model: object) -> None:
         weight = np.zeros(max(vocab.values()) + 1, dtype=np.int8)
         special = set(getattr(inner, "special_token_to_id", {}).values())
         for piece, index in vocab.items():
-            if index not in special and not _is_punctuation(piece) and not (piece.startswith("[") and piece.endswith("]")):
+            if (
+                index not in special
+                and not _is_punctuation(piece)
+                and not (piece.startswith("[") and piece.endswith("]"))
+            ):
                 weight[index] = 1
         weight[unk_id] = -1
         post_process = inner._post_process_onnx_output
@@ -262,8 +266,11 @@ class FastEmbedEmbedder:
                     if not scans_beside and not self._settings.threads:
                         threads = cores
                 settings = self._settings.model_copy(update={"threads": threads})
-                self._background = _LowPriorityModels(lambda: FastEmbedEmbedder(settings, background=True).embed_documents, copies,
-                                                     self._settings.batch_size)
+                self._background = _LowPriorityModels(
+                    lambda: FastEmbedEmbedder(settings, background=True).embed_documents,
+                    copies,
+                    self._settings.batch_size,
+                )
             return self._background
 
     def close(self) -> None:
@@ -304,8 +311,12 @@ class _LowPriorityModels:
         for index in range(max(1, copies)):
             loaded = threading.Event()
             previous = self._loaded[-1] if self._loaded else None
-            thread = threading.Thread(target=self._serve, args=(load, self._requests, loaded, previous),
-                                      name=f"memwal-embed-background-{index}", daemon=True)
+            thread = threading.Thread(
+                target=self._serve,
+                args=(load, self._requests, loaded, previous),
+                name=f"memwal-embed-background-{index}",
+                daemon=True,
+            )
             self._loaded.append(loaded)
             self._threads.append(thread)
             thread.start()
@@ -342,9 +353,12 @@ class _LowPriorityModels:
         return vectors
 
     @staticmethod
-    def _serve(load: Callable[[], Callable[[Sequence[str]], np.ndarray]],
-               requests: queue.SimpleQueue[tuple[list[str], Future[np.ndarray | None]] | None],
-               loaded: threading.Event, previous: threading.Event | None) -> None:
+    def _serve(
+        load: Callable[[], Callable[[Sequence[str]], np.ndarray]],
+        requests: queue.SimpleQueue[tuple[list[str], Future[np.ndarray | None]] | None],
+        loaded: threading.Event,
+        previous: threading.Event | None,
+    ) -> None:
         lower_this_thread()
         embed: Callable[[Sequence[str]], np.ndarray] | None = None
         if previous is not None:  # one load at a time: each briefly needs twice its final memory
@@ -352,8 +366,10 @@ class _LowPriorityModels:
         try:
             embed = load()
         except Exception:  # noqa: BLE001 -- curation goes on with the main model
-            log.warning("a low-priority copy of the embedding model failed to load; curation "
-                        "embeds at normal priority", exc_info=True)
+            log.warning(
+                "a low-priority copy of the embedding model failed to load; curation embeds at normal priority",
+                exc_info=True,
+            )
         heap.trim()  # what the load freed: 134 MiB for two copies
         loaded.set()
         while (request := requests.get()) is not None:

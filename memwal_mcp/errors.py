@@ -1,13 +1,13 @@
 """Domain errors. The MCP layer turns them into tool errors, the CLI into exit codes.
 
-    MemwalError
-    ├── InvalidInput            an argument is wrong; the message names it
-    │   ├── IdempotencyKeyReused
-    │   └── ImportFormatError    an import file is malformed (names the file and line)
-    ├── NotFound                no such job or memory for this owner
-    ├── StoreUnavailable        SQLite cannot be opened with sqlite-vec
-    ├── UnsafeConfiguration     refusing to start as configured (e.g. open HTTP without tokens)
-    └── EmbeddingError          the model cannot load, or does not fit the database
+MemwalError
+├── InvalidInput            an argument is wrong; the message names it
+│   ├── IdempotencyKeyReused
+│   └── ImportFormatError    an import file is malformed (names the file and line)
+├── NotFound                no such job or memory for this owner
+├── StoreUnavailable        SQLite cannot be opened with sqlite-vec
+├── UnsafeConfiguration     refusing to start as configured (e.g. open HTTP without tokens)
+└── EmbeddingError          the model cannot load, or does not fit the database
 """
 
 

@@ -102,8 +102,11 @@ async def _screen(receive: Receive, limit: int = DEFAULT_MAX_REQUEST_BODY_SIZE) 
     if sent is None:
         return _Screened(original, receive=_replay(chunks, receive))
     request_id = getattr(parsed, "id", None)
-    return _Screened(original, params=(request_id, sent),
-                     receive=_replay([{"type": "http.request", "body": sdk_body, "more_body": False}], receive))
+    return _Screened(
+        original,
+        params=(request_id, sent),
+        receive=_replay([{"type": "http.request", "body": sdk_body, "more_body": False}], receive),
+    )
 
 
 def _replay(chunks: list[Message], receive: Receive) -> Receive:
@@ -132,8 +135,9 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def _error(status: int, code: int, message: str, *, data: dict[str, Any] | None = None,
-           headers: dict[str, str] | None = None) -> Response:
+def _error(
+    status: int, code: int, message: str, *, data: dict[str, Any] | None = None, headers: dict[str, str] | None = None
+) -> Response:
     """A JSON-RPC error with no id (the request is refused before its body is read), as the SDK's own 404/503."""
     error: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
@@ -176,8 +180,12 @@ class SessionBook:
         while len(held) > self._per_caller:
             evicted.append(held.popitem(last=False)[1])
         if evicted:
-            log.info("%s holds %d sessions, its cap: ended the least recently used to open %s",
-                     f"token {caller[:19]}" if caller else "the server (no tokens)", self._per_caller, session_id)
+            log.info(
+                "%s holds %d sessions, its cap: ended the least recently used to open %s",
+                f"token {caller[:19]}" if caller else "the server (no tokens)",
+                self._per_caller,
+                session_id,
+            )
         return evicted
 
     def touch(self, caller: str, session_id: str) -> None:
@@ -251,8 +259,9 @@ class HttpGate:
         header = _header(scope, b"authorization")
         if header is None:
             if await self._registry.secured():
-                return _unauthorized("this server needs a bearer token: send 'Authorization: Bearer <token>'",
-                                     token_sent=False)
+                return _unauthorized(
+                    "this server needs a bearer token: send 'Authorization: Bearer <token>'", token_sent=False
+                )
             return None
         scheme, _, token = header.strip().partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
@@ -290,8 +299,14 @@ class HttpGate:
             if message["type"] == "http.response.start":
                 status = message["status"]
                 if session_id is None and status < 400:
-                    opened = next((bytes(v).decode("latin-1") for k, v in message.get("headers", [])
-                                   if k.lower() == b"mcp-session-id"), None)
+                    opened = next(
+                        (
+                            bytes(v).decode("latin-1")
+                            for k, v in message.get("headers", [])
+                            if k.lower() == b"mcp-session-id"
+                        ),
+                        None,
+                    )
             await send(message)
 
         if session_id is not None:
@@ -320,8 +335,19 @@ class HttpGate:
 
     def _deleter(self, scope: Scope, session_id: str) -> Callable[[], Awaitable[None]]:
         """Ends a session the way its client would, with a DELETE through the SDK's app (no private API)."""
-        kept = ("type", "asgi", "http_version", "scheme", "server", "client", "root_path", "path", "raw_path",
-                "state", "user")
+        kept = (
+            "type",
+            "asgi",
+            "http_version",
+            "scheme",
+            "server",
+            "client",
+            "root_path",
+            "path",
+            "raw_path",
+            "state",
+            "user",
+        )
         headers = [(k, v) for k, v in scope["headers"] if k in (b"host", b"origin")]
         delete: Scope = {key: scope[key] for key in kept if key in scope}
         delete.update(method="DELETE", query_string=b"", headers=[*headers, (b"mcp-session-id", session_id.encode())])
@@ -397,7 +423,8 @@ class HttpGate:
     async def _sse_stream(self, caller: str, scope: Scope, receive: Receive, send: Send) -> None:
         if self._sessions.total() >= self._max_sessions:
             await _error(503, INTERNAL_ERROR, f"too many open sessions ({self._max_sessions}); try again later")(
-                scope, receive, send)
+                scope, receive, send
+            )
             return
         cancel = anyio.CancelScope()
 

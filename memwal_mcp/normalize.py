@@ -38,6 +38,5 @@ def has_visible_content(text: str) -> bool:
     """False for a text a reader would see as empty: stored, it would be a memory nobody can read
     or match, e.g. "\\u200b\\u200b" or a lone U+202E."""
     return any(
-        not (char.isspace() or unicodedata.category(char) in _UNSEEN_CATEGORIES or _BLANK.match(char))
-        for char in text
+        not (char.isspace() or unicodedata.category(char) in _UNSEEN_CATEGORIES or _BLANK.match(char)) for char in text
     )

@@ -181,9 +181,14 @@ class ForgetOut(BaseModel):
 
     @classmethod
     def of(cls, outcome: ForgetOutcome) -> ForgetOut:
-        return cls(memory_id=outcome.memory_id, erased_memories=list(outcome.erased_memories),
-                   erased_jobs=outcome.erased_jobs, wal_cleared=outcome.wal_cleared,
-                   already_forgotten=outcome.already, job_id=outcome.job_id)
+        return cls(
+            memory_id=outcome.memory_id,
+            erased_memories=list(outcome.erased_memories),
+            erased_jobs=outcome.erased_jobs,
+            wal_cleared=outcome.wal_cleared,
+            already_forgotten=outcome.already,
+            job_id=outcome.job_id,
+        )
 
     def summary(self) -> str:
         """One line for people, said the same way by the tool and the CLI."""
@@ -224,8 +229,12 @@ class ListOut(BaseModel):
         return cls(
             memories=[
                 MemoryOut(
-                    id=m.id, text=m.text, namespace=m.namespace, created_at=_iso(m.created_at),
-                    updated_at=_iso(m.updated_at), occurred_at=_iso(m.occurred_at) if m.occurred_at is not None else None,
+                    id=m.id,
+                    text=m.text,
+                    namespace=m.namespace,
+                    created_at=_iso(m.created_at),
+                    updated_at=_iso(m.updated_at),
+                    occurred_at=_iso(m.occurred_at) if m.occurred_at is not None else None,
                     occurrences=m.occurrences,
                 )
                 for m in page.items
@@ -237,8 +246,10 @@ class ListOut(BaseModel):
 def list_text(out: ListOut) -> str:
     if not out.memories:
         return "No memories."
-    lines = [f"{m.id} [{(m.occurred_at if m.occurred_at is not None else m.created_at)[:10]}] ({m.namespace}) {m.text}"
-             for m in out.memories]
+    lines = [
+        f"{m.id} [{(m.occurred_at if m.occurred_at is not None else m.created_at)[:10]}] ({m.namespace}) {m.text}"
+        for m in out.memories
+    ]
     if out.next_cursor:
         lines.append(f"(more: cursor={out.next_cursor})")
     return "\n".join(lines)

@@ -96,7 +96,7 @@ class _ExplainUninitialized:
                 raise MCPError(
                     code=INVALID_PARAMS,
                     message=f"Invalid request parameters: {ctx.method} came before initialize; "
-                            "send initialize first (then notifications/initialized)",
+                    "send initialize first (then notifications/initialized)",
                     data="send initialize first",
                 ) from exc
             raise
@@ -126,10 +126,20 @@ class _Server(MCPServer):
         tool = self._tool_manager.get_tool(name or fn.__name__)
         assert tool is not None
         meta = tool.fn_metadata
-        strict = cast(type[ArgModelBase], type(meta.arg_model.__name__, (meta.arg_model,), {
-            "model_config": ConfigDict(extra="forbid", strict=True), "__module__": meta.arg_model.__module__}))
-        tool.fn_metadata = _LiteralArguments(arg_model=strict, output_schema=meta.output_schema,
-                                             output_model=meta.output_model, wrap_output=meta.wrap_output)
+        strict = cast(
+            type[ArgModelBase],
+            type(
+                meta.arg_model.__name__,
+                (meta.arg_model,),
+                {"model_config": ConfigDict(extra="forbid", strict=True), "__module__": meta.arg_model.__module__},
+            ),
+        )
+        tool.fn_metadata = _LiteralArguments(
+            arg_model=strict,
+            output_schema=meta.output_schema,
+            output_model=meta.output_model,
+            wrap_output=meta.wrap_output,
+        )
         tool.parameters = strict.model_json_schema(by_alias=True)
 
     async def call_tool(self, name, arguments, context=None):  # type: ignore[no-untyped-def]
@@ -172,8 +182,9 @@ class _Server(MCPServer):
                 with anyio.move_on_after(DRAIN_TIMEOUT_S) as waited:
                     await all_answered.wait()
                 if waited.cancelled_caught:
-                    log.warning("end of input: %d request(s) unanswered after %s s; stopping",
-                                len(unanswered), DRAIN_TIMEOUT_S)
+                    log.warning(
+                        "end of input: %d request(s) unanswered after %s s; stopping", len(unanswered), DRAIN_TIMEOUT_S
+                    )
 
         def note(message: JSONRPCMessage) -> None:
             nonlocal all_answered
@@ -196,8 +207,15 @@ class _Server(MCPServer):
                         parsed = line_too_long(limit) if line is None else parse_line(line)
                     except Exception:  # no line may stop the server
                         log.exception("could not read a request line")
-                        parsed = Reply(JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
-                            code=PARSE_ERROR, message="Parse error: the request line could not be read")))
+                        parsed = Reply(
+                            JSONRPCError(
+                                jsonrpc="2.0",
+                                id=None,
+                                error=ErrorData(
+                                    code=PARSE_ERROR, message="Parse error: the request line could not be read"
+                                ),
+                            )
+                        )
                     try:
                         if isinstance(parsed, Reply):
                             log.info("answered a request line that cannot be served: %s", parsed.error.error.message)
@@ -268,7 +286,9 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True),
     )
     async def memwal_remember(
-        text: Annotated[str, Field(description="The fact to keep, self-contained, e.g. 'User prefers dark roast coffee'")],
+        text: Annotated[
+            str, Field(description="The fact to keep, self-contained, e.g. 'User prefers dark roast coffee'")
+        ],
         namespace: Annotated[str | None, Field(description="Partition inside your memory")] = "default",
         idempotency_key: Annotated[
             str | None, Field(description="Send the same key when retrying a call, so it is stored once")
@@ -282,7 +302,9 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         duplicates) runs in the background, and recall sees the fact immediately.
         Remember preferences, decisions, constraints, corrections and configuration values;
         never secrets. With an idempotency_key, retries return the same job."""
-        outcome = await call(service.remember(caller("write", "memwal_remember"), text, namespace, idempotency_key, wait_ms, occurred_at))
+        outcome = await call(
+            service.remember(caller("write", "memwal_remember"), text, namespace, idempotency_key, wait_ms, occurred_at)
+        )
         out = RememberOut(**JobOut.of(outcome.job).model_dump(), replayed=outcome.replayed)
         prefix = "Already remembered (same idempotency key): " if outcome.replayed else "Remembered: "
         return _reply(prefix + job_line(out), out)
@@ -310,7 +332,9 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
     async def memwal_recall(
         query: Annotated[str, Field(description="What you need to know, e.g. 'coffee preferences'")],
         limit: Annotated[int | None, Field(description="Distinct facts to return, 1-100")] = 5,
-        namespace: Annotated[str | None, Field(description="Partition to search; '*' searches all of yours")] = "default",
+        namespace: Annotated[
+            str | None, Field(description="Partition to search; '*' searches all of yours")
+        ] = "default",
         min_score: Annotated[float | None, Field(description="Drop hits scoring below this (0-1)")] = None,
         since: Annotated[str | None, Field(description="Only facts from this ISO-8601 date or time on")] = None,
         until: Annotated[str | None, Field(description="Only facts up to this ISO-8601 date or time")] = None,
@@ -319,7 +343,11 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         """Find remembered facts relevant to a query, best first. Identical copies of a fact
         are collapsed into one hit with a note saying how many were folded, and the reply
         still holds `limit` distinct facts when that many exist."""
-        result = await call(service.recall(caller("read", "memwal_recall"), query, limit, namespace, min_score, since, until, prefer_recent))
+        result = await call(
+            service.recall(
+                caller("read", "memwal_recall"), query, limit, namespace, min_score, since, until, prefer_recent
+            )
+        )
         return _reply(recall_text(result), RecallOut.of(result))
 
     @server.tool(
@@ -342,9 +370,12 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True),
     )
     async def memwal_forget(
-        memory_id: Annotated[str, Field(
-            description="The id of the memory to erase, or of a [pending] hit's remember job (j_...), from memwal_recall"
-        )],
+        memory_id: Annotated[
+            str,
+            Field(
+                description="The id of the memory to erase, or of a [pending] hit's remember job (j_...), from memwal_recall"
+            ),
+        ],
     ) -> Annotated[CallToolResult, ForgetOut]:
         """Permanently erase a memory: its text, its previous versions and the remember
         requests it came from. Use when the user asks you to forget something or a stored

@@ -109,7 +109,10 @@ class MemoryService:
             log.warning(
                 "this database's vectors were made by %r (%d dimensions) but the configured model is %r: "
                 "run `memwal-mcp reindex` to re-embed the memories with it, or configure %r again",
-                stored[0], stored[1], configured, stored[0],
+                stored[0],
+                stored[1],
+                configured,
+                stored[0],
             )
 
     async def close(self) -> None:
@@ -159,8 +162,11 @@ class MemoryService:
         if replayed:
             differs = [
                 name
-                for name, same in (("text", job.text == body), ("namespace", job.namespace == lane),
-                                   ("occurred_at", job.occurred_at == when))
+                for name, same in (
+                    ("text", job.text == body),
+                    ("namespace", job.namespace == lane),
+                    ("occurred_at", job.occurred_at == when),
+                )
                 if not same
             ]
             if differs:
@@ -249,8 +255,9 @@ class MemoryService:
         erasing. Each with every copy the hit stands for (live memories and queued jobs of the same
         normalized text in the searched namespaces), or the fact comes straight back."""
         result = await self.recall(owner, query, limit, namespace)
-        named = [hit for hit in result.hits
-                 if hit.matched or (hit.cosine is not None and hit.cosine >= FORGET_MIN_COSINE)]
+        named = [
+            hit for hit in result.hits if hit.matched or (hit.cosine is not None and hit.cosine >= FORGET_MIN_COSINE)
+        ]
         lanes = await self._lanes(owner, result.namespace)
         copies = await self.db.read(lifecycle.copies_of, owner, lanes, [hit.key or norm_key(hit.text) for hit in named])
         matches: list[ForgetMatch] = []
@@ -325,18 +332,24 @@ class MemoryService:
             for r in rows[:count]
         ]
         more = len(rows) > count
-        return MemoryPage(items, validation.make_cursor(rows[count - 1].created_at, rows[count - 1].id) if more else None)
+        return MemoryPage(
+            items, validation.make_cursor(rows[count - 1].created_at, rows[count - 1].id) if more else None
+        )
 
     # --- reindex -----------------------------------------------------------------
 
-    async def reindex(self, batch_size: int = 256, progress: Callable[[int, int], None] | None = None) -> tuple[int, int]:
+    async def reindex(
+        self, batch_size: int = 256, progress: Callable[[int, int], None] | None = None
+    ) -> tuple[int, int]:
         """Re-embed every live memory with the configured model; resumable. Returns (re-embedded, left to the worker).
 
         Searches keep using the old vectors until the switch at the end.
         """
         embedder = await self.embedder.get()
         if embedder is None:
-            raise EmbeddingError(str(self.embedder.error) if self.embedder.error else "embeddings are disabled (model 'none')")
+            raise EmbeddingError(
+                str(self.embedder.error) if self.embedder.error else "embeddings are disabled (model 'none')"
+            )
         state = await self.db.write(reindex.begin, embedder.model_id, embedder.dim)
         mark = state.last_rowid
         done = await self.db.read(reindex.done_upto, mark)
@@ -371,10 +384,18 @@ def _history(conn: sqlite3.Connection, owner: str, memory_id: str) -> History:
     row, status, into = found
     merged_from = memories.retired_into(conn, owner, memory_id)
     revisions = [
-        RevisionRecord(r.body, r.decision, r.job_id, r.llm_model, r.guard,
-                       tuple(r.merged_ids.split(",")) if r.merged_ids else (), r.created_at)
+        RevisionRecord(
+            r.body,
+            r.decision,
+            r.job_id,
+            r.llm_model,
+            r.guard,
+            tuple(r.merged_ids.split(",")) if r.merged_ids else (),
+            r.created_at,
+        )
         for r in memories.revisions(conn, row.rowid)
     ]
     jobs = job_store.jobs_for_memories(conn, owner, [memory_id, *merged_from])
-    return History(row.id, row.namespace, row.body, status, into, row.created_at, row.updated_at,
-                   revisions, jobs, merged_from)
+    return History(
+        row.id, row.namespace, row.body, status, into, row.created_at, row.updated_at, revisions, jobs, merged_from
+    )

@@ -47,7 +47,6 @@ log = logging.getLogger(__name__)
 MAX_DEPTH = 201
 
 
-
 @dataclass(frozen=True)
 class Reply:
     """The error to send back instead of serving a line (a JSONRPCError alone could be the client's
@@ -79,12 +78,17 @@ def _shown(value: Any) -> str:
 
 
 def _too_deep() -> Reply:
-    return _error(None, PARSE_ERROR, f"Parse error: the request nests arrays and objects more than {MAX_DEPTH} levels deep")
+    return _error(
+        None, PARSE_ERROR, f"Parse error: the request nests arrays and objects more than {MAX_DEPTH} levels deep"
+    )
 
 
 def line_too_long(limit: int) -> Reply:
-    return _error(None, INVALID_REQUEST,
-                  f"Invalid Request: the request line is longer than the limit of {limit} bytes; it was not read")
+    return _error(
+        None,
+        INVALID_REQUEST,
+        f"Invalid Request: the request line is longer than the limit of {limit} bytes; it was not read",
+    )
 
 
 def _depth(value: Any) -> int:
@@ -120,16 +124,22 @@ def _python_json(text: str) -> Any:
 def _invalid(data: Any) -> Reply | None:
     """The reply to JSON that is not a JSON-RPC message; None when none is due."""
     if isinstance(data, list):
-        return _error(None, INVALID_REQUEST,
-                      "Invalid Request: batches (JSON arrays) are not supported; send one request object per line")
+        return _error(
+            None,
+            INVALID_REQUEST,
+            "Invalid Request: batches (JSON arrays) are not supported; send one request object per line",
+        )
     if not isinstance(data, dict):
         return _error(None, INVALID_REQUEST, "Invalid Request: a JSON-RPC request must be a JSON object")
     if "method" not in data:
         if "result" in data or "error" in data:
             return None  # the client's reply to a server request: a reply is never answered
         request_id = data.get("id")
-        return _error(request_id if _valid_id(request_id) else None, INVALID_REQUEST,
-                      "Invalid Request: the message has no method (nor result or error)")
+        return _error(
+            request_id if _valid_id(request_id) else None,
+            INVALID_REQUEST,
+            "Invalid Request: the message has no method (nor result or error)",
+        )
     if "id" not in data:
         return None  # a notification, however malformed: JSON-RPC never answers one
     return _envelope_error(data)
@@ -138,12 +148,17 @@ def _invalid(data: Any) -> Reply | None:
 def _envelope_error(data: dict[str, Any]) -> Reply:
     request_id = data["id"]
     if isinstance(request_id, str) and not _is_text(request_id):
-        return _error(None, INVALID_REQUEST, "Invalid Request: id is not valid Unicode (a lone UTF-16 surrogate "
-                      "escape such as \\ud800); the request was not run")
+        return _error(
+            None,
+            INVALID_REQUEST,
+            "Invalid Request: id is not valid Unicode (a lone UTF-16 surrogate "
+            "escape such as \\ud800); the request was not run",
+        )
     if not _valid_id(request_id):
         got = "not null (MCP does not allow a null id)" if request_id is None else f"got {_shown(request_id)}"
-        return _error(None, INVALID_REQUEST,
-                      f"Invalid Request: id must be a string or an integer, {got}; the request was not run")
+        return _error(
+            None, INVALID_REQUEST, f"Invalid Request: id must be a string or an integer, {got}; the request was not run"
+        )
     if data.get("jsonrpc") != "2.0":
         problem = 'jsonrpc must be "2.0"'
     elif not isinstance(data["method"], str):
@@ -189,8 +204,11 @@ def parse_line(line: bytes) -> Parsed:
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return _error(None, PARSE_ERROR,
-                      f"Parse error: the request line is not UTF-8 (byte 0x{line[exc.start]:02X} at offset {exc.start})")
+        return _error(
+            None,
+            PARSE_ERROR,
+            f"Parse error: the request line is not UTF-8 (byte 0x{line[exc.start]:02X} at offset {exc.start})",
+        )
     try:
         message = jsonrpc_message_adapter.validate_json(text, by_name=False)
     except ValidationError as exc:
@@ -226,17 +244,34 @@ def _is_text(value: str) -> bool:
     return True
 
 
-_KINDS: dict[Any, str] = {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "an array",
-                          dict: "an object"}
-_KIND_OF_ERROR = {"string_type": "a string", "int_type": "an integer", "int_parsing": "an integer",
-                  "float_type": "a number", "bool_type": "a boolean", "list_type": "an array",
-                  "dict_type": "an object", "model_type": "an object", "model_attributes_type": "an object"}
+_KINDS: dict[Any, str] = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "a boolean",
+    list: "an array",
+    dict: "an object",
+}
+_KIND_OF_ERROR = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "float_type": "a number",
+    "bool_type": "a boolean",
+    "list_type": "an array",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+}
 
 
 def _kind(annotation: Any) -> str | None:
     """How a field's type reads to a client ("a string"), through Optional and generic aliases."""
-    options = [a for a in typing.get_args(annotation) if a is not type(None)] \
-        if typing.get_origin(annotation) in (typing.Union, types.UnionType) else [annotation]
+    options = (
+        [a for a in typing.get_args(annotation) if a is not type(None)]
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType)
+        else [annotation]
+    )
     if len(options) != 1:
         return None
     option = options[0]
@@ -305,8 +340,11 @@ def for_sdk(message: JSONRPCMessage) -> tuple[bytes, dict[str, Any] | None]:
 
 def unencodable_reply() -> ErrorData:
     """The error sent instead of a reply that would repeat a lone surrogate from its request."""
-    return ErrorData(code=INVALID_PARAMS, message="Invalid params: the reply would repeat a lone UTF-16 surrogate "
-                     "escape (such as \\ud800) from the request, which is not Unicode text; remove or replace it")
+    return ErrorData(
+        code=INVALID_PARAMS,
+        message="Invalid params: the reply would repeat a lone UTF-16 surrogate "
+        "escape (such as \\ud800) from the request, which is not Unicode text; remove or replace it",
+    )
 
 
 def is_text(value: Any) -> bool:

@@ -74,7 +74,9 @@ def parse_hash_prefix(text: str) -> str:
 
 class TokenRegistry:
     def __init__(self, settings: AuthSettings, db: Database) -> None:
-        self._configured = {t.hash.lower(): Principal(t.owner, frozenset(t.scopes), t.hash.lower()) for t in settings.tokens}
+        self._configured = {
+            t.hash.lower(): Principal(t.owner, frozenset(t.scopes), t.hash.lower()) for t in settings.tokens
+        }
         self._db = db
         self._cache: dict[str, tuple[float, Principal | None]] = {}
         self._secured = bool(self._configured)
@@ -97,8 +99,10 @@ class TokenRegistry:
         if not self._secured:
             self._secured = True
             if self._served_open:
-                log.warning("a bearer token exists now: every request needs a valid one from here on "
-                            "(until this server restarts, even if every token is revoked)")
+                log.warning(
+                    "a bearer token exists now: every request needs a valid one from here on "
+                    "(until this server restarts, even if every token is revoked)"
+                )
 
     async def resolve(self, token: str) -> Principal | None:
         digest = hash_token(token)

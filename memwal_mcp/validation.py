@@ -109,8 +109,9 @@ def label(value: object, name: str = "--label") -> str:
 def printable(value: str) -> str:
     """`value` with every control character, separator and lone surrogate as its escape, so
     printing a stored string (written before this rule, or by hand) cannot move the cursor."""
-    return _REFUSED_IN_ONE_LINE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                                    else f"\\u{ord(m.group()):04x}", value)
+    return _REFUSED_IN_ONE_LINE.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", value
+    )
 
 
 def namespace(value: object) -> str:
@@ -205,8 +206,13 @@ def _parse_instant(name: str, value: str, upper_bound: bool) -> float:
     fraction = part["fraction"] or ""
     try:
         naive = datetime(
-            int(part["year"]), int(part["month"]), int(part["day"]), int(part["hour"] or 0), int(part["minute"] or 0),
-            int(part["second"] or 0), int(fraction[:6].ljust(6, "0")),
+            int(part["year"]),
+            int(part["month"]),
+            int(part["day"]),
+            int(part["hour"] or 0),
+            int(part["minute"] or 0),
+            int(part["second"] or 0),
+            int(fraction[:6].ljust(6, "0")),
         )
     except ValueError as exc:  # month 13, February 30, hour 24 ...
         raise InvalidInput(f"{name} {show(value)} is not a date on the calendar ({exc})") from None
@@ -214,8 +220,10 @@ def _parse_instant(name: str, value: str, upper_bound: bool) -> float:
     if part["sign"]:
         hours, minutes = int(part["off_h"]), int(part["off_m"] or 0)
         if hours > 23 or minutes > 59:
-            raise InvalidInput(f"{name} {show(value)} has the UTC offset {part['sign']}{hours:02}:{minutes:02}; "
-                               "an offset runs from -23:59 to +23:59")
+            raise InvalidInput(
+                f"{name} {show(value)} has the UTC offset {part['sign']}{hours:02}:{minutes:02}; "
+                "an offset runs from -23:59 to +23:59"
+            )
         offset = timedelta(hours=hours, minutes=minutes) * (1 if part["sign"] == "+" else -1)
     # In timedelta arithmetic, which cannot overflow near the calendar's ends as datetime can.
     moment = naive - _EPOCH - offset
@@ -289,8 +297,12 @@ def cursor(value: object) -> tuple[float, str] | None:
 
 
 _KINDS = {
-    "string": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
-    "list": "a list", "dict": "an object",
+    "string": "a string",
+    "int": "an integer",
+    "float": "a number",
+    "bool": "true or false",
+    "list": "a list",
+    "dict": "an object",
 }
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
 _MOST_PROBLEMS = 5  # a call with fifty unknown arguments gets a sentence, not fifty
@@ -340,12 +352,17 @@ def argument_errors(errors: list[dict], arguments: list[str] | None = None) -> s
         elif kind == "extra_forbidden":
             line, unknown = f"{name} is not an argument of this tool", True
         elif kind == "string_unicode":  # a lone surrogate where pydantic needed real text: a key
-            line = f"{name} is not valid Unicode (a lone surrogate)" if loc else (
-                "an argument name is not valid Unicode (a lone surrogate)")
+            line = (
+                f"{name} is not valid Unicode (a lone surrogate)"
+                if loc
+                else ("an argument name is not valid Unicode (a lone surrogate)")
+            )
         else:
             expected = next((word for key, word in _KINDS.items() if kind.startswith(key)), None)
             got = f", got {_json_value(error['input'])}" if "input" in error else ""
-            line = f"{name or 'arguments'} must be {expected}{got}" if expected else f"{name or 'arguments'} is not valid"
+            line = (
+                f"{name or 'arguments'} must be {expected}{got}" if expected else f"{name or 'arguments'} is not valid"
+            )
         if line not in said:
             said.append(line)
     if len(said) > _MOST_PROBLEMS:

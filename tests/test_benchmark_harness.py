@@ -104,8 +104,13 @@ def test_arguments_accept_lists_and_repeats() -> None:
 # --- the harness end to end ----------------------------------------------------------------------
 
 TINY = [
-    {"type": "memory", "id": "m1", "owner": "o1", "text": "The staging database listens on port 5433",
-     "occurred_at": "2024-05-01T09:00:00Z"},
+    {
+        "type": "memory",
+        "id": "m1",
+        "owner": "o1",
+        "text": "The staging database listens on port 5433",
+        "occurred_at": "2024-05-01T09:00:00Z",
+    },
     {"type": "memory", "id": "m2", "owner": "o1", "text": "Priya adopted a corgi named Biscuit in April"},
     # Related to m2 (recall returns relevant facts only), but not rank 1 for m2's query.
     {"type": "memory", "id": "m3", "owner": "o1", "text": "Biscuit the corgi sleeps under Priya's desk at work"},
@@ -115,10 +120,20 @@ TINY = [
     {"type": "memory", "id": "m7", "owner": "o2", "text": "User does NOT want emails on weekends"},
     {"type": "memory", "id": "m8", "owner": "o2", "text": "The NAS lives at 192.168.1.41", "namespace": "home"},
     # Each query's first evidence is an exact copy of the query: rank 1 by cosine similarity.
-    {"type": "query", "id": "exact", "owner": "o1", "query": "The staging database listens on port 5433",
-     "evidence": ["m1"]},
-    {"type": "query", "id": "half", "owner": "o1", "query": "Priya adopted a corgi named Biscuit in April",
-     "evidence": ["m2", "m3"]},
+    {
+        "type": "query",
+        "id": "exact",
+        "owner": "o1",
+        "query": "The staging database listens on port 5433",
+        "evidence": ["m1"],
+    },
+    {
+        "type": "query",
+        "id": "half",
+        "owner": "o1",
+        "query": "Priya adopted a corgi named Biscuit in April",
+        "evidence": ["m2", "m3"],
+    },
     {"type": "query", "id": "dup", "owner": "o1", "query": "Lucía plays the violin", "evidence": ["m4", "m5"]},
     {"type": "query", "id": "ns", "owner": "o2", "query": "The NAS lives at 192.168.1.41", "evidence": ["m8"]},
     # Evidence of another owner can never be found: the query is dropped, not scored.
@@ -236,7 +251,7 @@ def test_dev_dataset_is_built_by_make_dev_and_big_enough() -> None:
     raw_queries = sum(1 for line in committed.splitlines() if '"type": "query"' in line)
     assert len(dataset.queries) == raw_queries  # every query's evidence exists, with the right owner
     assert len(dataset.memories) >= 300 and len(dataset.queries) >= 100 and len(dataset.owners) >= 4
-    turns = [m for m in dataset.memories if " said, \"" in m.text]
+    turns = [m for m in dataset.memories if ' said, "' in m.text]
     assert len(turns) / len(dataset.memories) >= 0.5
     assert all(m.occurred_at for m in turns)
 
@@ -250,7 +265,7 @@ def test_committed_conversation_sets_load_whole(name: str) -> None:
     dataset = load_dataset(path)
     assert len(dataset.queries) == sum(1 for line in raw if line["type"] == "query") >= 120
     assert len(dataset.memories) >= 650
-    assert all(" said, \"" in m.text and m.occurred_at for m in dataset.memories)
+    assert all(' said, "' in m.text and m.occurred_at for m in dataset.memories)
     assert {q.category for q in dataset.queries} == {"single-hop", "multi-hop", "temporal", "inference"}
 
 

@@ -79,8 +79,9 @@ def test_a_missing_folder_is_not_created(db: Path, tmp_path: Path, command: list
 
 
 def test_backup_to_dash_is_an_error_and_writes_no_file(db: Path, tmp_path: Path):
-    done = subprocess.run([str(MEMWAL), "backup", "-"], capture_output=True, text=True, env=env_for(db),
-                          cwd=tmp_path, timeout=120)
+    done = subprocess.run(
+        [str(MEMWAL), "backup", "-"], capture_output=True, text=True, env=env_for(db), cwd=tmp_path, timeout=120
+    )
     refused(done, "stdout", "'-'")
     assert not (tmp_path / "-").exists()
 
@@ -106,9 +107,7 @@ def test_force_still_replaces_a_regular_file(db: Path, tmp_path: Path):
         (["remember", b"caf\xe9"], "TEXT"),
     ],
 )
-def test_an_argument_that_is_not_utf8_is_a_one_line_error_naming_it(
-    db: Path, args: list[str | bytes], name: str
-):
+def test_an_argument_that_is_not_utf8_is_a_one_line_error_naming_it(db: Path, args: list[str | bytes], name: str):
     refused(cli(*args, db=db), f"{name} is not valid UTF-8")
     assert "no tokens" in ok(cli("token", "list", db=db)).stdout
 
@@ -120,8 +119,9 @@ def test_a_closed_stdout_ends_quietly_with_the_sigpipe_status(db: Path, args: li
     read_end, write_end = os.pipe()
     os.close(read_end)  # nobody will read: the first write fails with EPIPE
     try:
-        done = subprocess.run([str(MEMWAL), *args], stdout=write_end, stderr=subprocess.PIPE, text=True,
-                              env=env_for(db), timeout=120)
+        done = subprocess.run(
+            [str(MEMWAL), *args], stdout=write_end, stderr=subprocess.PIPE, text=True, env=env_for(db), timeout=120
+        )
     finally:
         os.close(write_end)
     assert done.stderr == "" and done.returncode == 141, done.stderr
@@ -138,8 +138,11 @@ def test_token_create_refuses_an_owner_the_rest_of_the_cli_refuses(db: Path, own
     refused(cli("token", "create", "--owner", owner, db=db), "--owner", fragment)
     refused(cli("--owner", owner, "stats", db=db), "configuration error: owner", fragment)
     refused(cli("stats", db=db, MEMWAL_OWNER=owner), "configuration error: owner", fragment)
-    refused(cli("stats", db=db, MEMWAL_AUTH__TOKENS=json.dumps([{"hash": "sha256:" + "0" * 64, "owner": owner}])),
-            "configuration error: auth.tokens.0.owner", fragment)
+    refused(
+        cli("stats", db=db, MEMWAL_AUTH__TOKENS=json.dumps([{"hash": "sha256:" + "0" * 64, "owner": owner}])),
+        "configuration error: auth.tokens.0.owner",
+        fragment,
+    )
     assert ok(cli("token", "list", db=db)).stdout.strip() == "no tokens"
 
 
@@ -205,7 +208,8 @@ def test_token_revoke_needs_a_prefix_that_names_one_token(db: Path):
     states = _hashes(db)
     assert states["sha256:12345678aa" + "0" * 54] is not None
     assert sorted(h for h, revoked in states.items() if revoked is None) == sorted(
-        ["sha256:12345678bb" + "0" * 54, hashes[2]])
+        ["sha256:12345678bb" + "0" * 54, hashes[2]]
+    )
 
 
 # --- reindex --batch-size ----------------------------------------------------------------

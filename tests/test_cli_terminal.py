@@ -15,9 +15,7 @@ MEMWAL = Path(sys.executable).parent / "memwal-mcp"
 def test_a_terminal_on_stdin_gets_client_setup_help_on_stderr(tmp_path: Path):
     controller, terminal = pty.openpty()
     env = {**os.environ, "MEMWAL_DB_PATH": str(tmp_path / "memwal.db"), "HOME": str(tmp_path)}
-    process = subprocess.Popen(
-        [str(MEMWAL)], stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
-    )
+    process = subprocess.Popen([str(MEMWAL)], stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not (tmp_path / "memwal.db").exists():

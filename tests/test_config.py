@@ -246,15 +246,7 @@ def example_text() -> str:
 
 
 def test_example_key_parser_sees_commented_keys() -> None:
-    sample = (
-        "# top = 1\n"
-        "real = 2\n"
-        "# Prose: not = a key\n"
-        "[sec]\n"
-        '# inner = "x"\n'
-        "other = 3\n"
-        "#   spaced   =   4\n"
-    )
+    sample = '# top = 1\nreal = 2\n# Prose: not = a key\n[sec]\n# inner = "x"\nother = 3\n#   spaced   =   4\n'
     assert example_keys(sample) == {("top",), ("real",), ("sec", "inner"), ("sec", "other"), ("sec", "spaced")}
 
 

@@ -56,8 +56,13 @@ async def remember_done(svc: MemoryService, text: str, owner: str = "local", nam
 
 async def live_bodies(svc: MemoryService, owner: str = "local") -> list[str]:
     def query(conn):
-        return [r[0] for r in conn.execute(
-            "SELECT body FROM memories WHERE owner = ? AND status = 'live' ORDER BY rowid", (owner,))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT body FROM memories WHERE owner = ? AND status = 'live' ORDER BY rowid", (owner,)
+            )
+        ]
+
     return await svc.db.read(query)
 
 
@@ -147,8 +152,7 @@ async def test_merge_that_drops_load_bearing_tokens_is_appended_instead(make_set
 async def test_merge_that_keeps_every_token_becomes_a_new_revision(make_settings, embedder):
     original = "Staging API lives at https://staging.example.com/api on version 2.4.1"
     proposal = "Staging API is at https://staging.example.com/api, now version 2.5.0"
-    merged = ("Staging API lives at https://staging.example.com/api, version 2.5.0 "
-              "(previously 2.4.1).")
+    merged = "Staging API lives at https://staging.example.com/api, version 2.5.0 (previously 2.4.1)."
 
     with ScriptedLLM(lambda request: Reply(f"UPDATE C1\n---\n{merged}")) as llm:
         async with curating(make_settings, embedder, llm, curation={"nominator_threshold": 0.5}) as svc:
@@ -228,6 +232,7 @@ async def test_ten_paraphrases_in_one_burst_see_each_other(make_settings, embedd
 async def _all_jobs(svc: MemoryService):
     def query(conn):
         return [r[0] for r in conn.execute("SELECT id FROM remember_jobs ORDER BY seq")]
+
     ids = await svc.db.read(query)
     return await svc.status("local", ids)
 
@@ -412,7 +417,9 @@ async def test_a_consolidation_planned_before_a_forget_does_not_bring_the_forgot
     code = "The user's garage door code is 4417"
     key = "The spare garage key hides under the blue flowerpot"
     proposal = "The garage code 4417 opens the door; the spare key is under the flowerpot"
-    merged = "The user's garage door code is 4417 (it opens the door); the spare garage key hides under the blue flowerpot."
+    merged = (
+        "The user's garage door code is 4417 (it opens the door); the spare garage key hides under the blue flowerpot."
+    )
     asked, resume = threading.Event(), threading.Event()
 
     def script(request: dict) -> Reply:
@@ -423,8 +430,9 @@ async def test_a_consolidation_planned_before_a_forget_does_not_bring_the_forgot
         return Reply(f"CONSOLIDATE {' '.join(_labels(request))}\n---\n{merged}")
 
     with ScriptedLLM(script) as llm:
-        settings = make_settings(llm={"base_url": llm.base_url, "model": "scripted", "timeout_s": 30},
-                                 curation={"nominator_threshold": 0.3})
+        settings = make_settings(
+            llm={"base_url": llm.base_url, "model": "scripted", "timeout_s": 30}, curation={"nominator_threshold": 0.3}
+        )
         svc = MemoryService(settings, embedder=embedder)
         async with svc.running():
             await remember_done(svc, code)

@@ -118,11 +118,20 @@ async def test_counting_left_by_an_earlier_process_never_holds_up_a_remember(mak
 
 
 NEAR_DUPLICATES = [
-    "User prefers dark roast coffee", "User prefers light roast coffee", "The user likes dark roast coffee",
-    "Deploys go out on Fridays", "Deploys happen every Friday", "Releases go out on Thursdays",
-    "The user is allergic to peanuts", "User has a peanut allergy", "The user is allergic to shellfish",
-    "Team standup is at 9:30 every morning", "Standup is at 9:30 every weekday", "Team retro is on Mondays",
-    "The project database is PostgreSQL 16", "The office wifi network is called Falcon",
+    "User prefers dark roast coffee",
+    "User prefers light roast coffee",
+    "The user likes dark roast coffee",
+    "Deploys go out on Fridays",
+    "Deploys happen every Friday",
+    "Releases go out on Thursdays",
+    "The user is allergic to peanuts",
+    "User has a peanut allergy",
+    "The user is allergic to shellfish",
+    "Team standup is at 9:30 every morning",
+    "Standup is at 9:30 every weekday",
+    "Team retro is on Mondays",
+    "The project database is PostgreSQL 16",
+    "The office wifi network is called Falcon",
 ]
 
 
@@ -140,9 +149,12 @@ async def test_counting_later_finds_what_the_inline_scan_finds(make_settings, em
     """The same remembers, once with an LLM that always says CREATE (nominees found inline,
     before the decision) and once without (counted afterwards): as many nominated jobs."""
     with ScriptedLLM(lambda request: Reply("CREATE")) as llm:
-        inline = await _nominated(make_settings(
-            db_path=tmp_path / "inline.db", llm={"base_url": llm.base_url, "model": "scripted", "timeout_s": 5}
-        ), embedder)
+        inline = await _nominated(
+            make_settings(
+                db_path=tmp_path / "inline.db", llm={"base_url": llm.base_url, "model": "scripted", "timeout_s": 5}
+            ),
+            embedder,
+        )
     later = await _nominated(make_settings(db_path=tmp_path / "later.db"), embedder)
     assert inline["curation_nominated"] >= 4  # the clusters above do nominate
     assert later["curation_nominated"] == inline["curation_nominated"]

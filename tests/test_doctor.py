@@ -57,16 +57,24 @@ def doctor_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DoctorRuns
     with ScriptedLLM(lambda request: Reply("SKIP C1")) as llm:
         runs: dict[str, tuple[tuple[str, ...], bool, dict[str, str]]] = {
             "default": ((), True, {}),
-            "empty model folder": ((), True, {"MEMWAL_EMBEDDING__MODEL": "BAAI/bge-small-en-v1.5",
-                                              "MEMWAL_EMBEDDING__MODEL_PATH": str(empty_model)}),
+            "empty model folder": (
+                (),
+                True,
+                {"MEMWAL_EMBEDDING__MODEL": "BAAI/bge-small-en-v1.5", "MEMWAL_EMBEDDING__MODEL_PATH": str(empty_model)},
+            ),
             "scripted llm": ((), True, {"MEMWAL_LLM__BASE_URL": llm.base_url, "MEMWAL_LLM__MODEL": "scripted-7b"}),
             "closed port": (("--json",), True, {"MEMWAL_LLM__BASE_URL": closed, "MEMWAL_LLM__MODEL": "llama3"}),
         }
         verdicts = {}
         for name, (args, db, extra) in runs.items():
             folder = tmp_path_factory.mktemp("doctor")
-            done = subprocess.run([str(MEMWAL), "doctor", *args], capture_output=True, text=True,
-                                  env=_environment(folder, db, extra), timeout=120)
+            done = subprocess.run(
+                [str(MEMWAL), "doctor", *args],
+                capture_output=True,
+                text=True,
+                env=_environment(folder, db, extra),
+                timeout=120,
+            )
             verdicts[name] = (folder, (done.returncode, done.stdout, done.stderr))
         yield DoctorRuns(verdicts, llm.requests, empty_model)
 
@@ -86,9 +94,26 @@ def check_lines(stdout: str) -> dict[str, str]:
     return found
 
 
-NAMES = sorted(["python", "sqlite", "sqlite-vec", "fts5", "model files", "embedding", "database", "permissions",
-                "migrations", "integrity", "llm", "llm endpoint", "llm decision", "client command"],
-               key=len, reverse=True)
+NAMES = sorted(
+    [
+        "python",
+        "sqlite",
+        "sqlite-vec",
+        "fts5",
+        "model files",
+        "embedding",
+        "database",
+        "permissions",
+        "migrations",
+        "integrity",
+        "llm",
+        "llm endpoint",
+        "llm decision",
+        "client command",
+    ],
+    key=len,
+    reverse=True,
+)
 
 
 def json_blocks(stdout: str) -> list[dict]:
@@ -119,8 +144,20 @@ def test_doctor_on_this_machine_is_all_green_and_prints_client_json(doctor_runs)
     tmp_path, (code, stdout, stderr) = doctor_runs.verdicts["default"]
     assert code == 0, stdout + stderr
     lines = check_lines(stdout)
-    assert set(lines) == {"python", "sqlite", "sqlite-vec", "fts5", "model files", "embedding", "database",
-                          "permissions", "migrations", "integrity", "llm", "client command"}, stdout
+    assert set(lines) == {
+        "python",
+        "sqlite",
+        "sqlite-vec",
+        "fts5",
+        "model files",
+        "embedding",
+        "database",
+        "permissions",
+        "migrations",
+        "integrity",
+        "llm",
+        "client command",
+    }, stdout
     assert all(line.startswith("✓ ") for name, line in lines.items() if name != "llm"), stdout
     assert lines["llm"].startswith("- llm ") and "not configured" in lines["llm"]
     if uses_stdlib_sqlite():
@@ -233,9 +270,11 @@ def test_integrity_damage_fails_the_doctor(tmp_path: Path):
     try:
         apply_migrations(conn)
         conn.execute("INSERT INTO lanes (id, owner, namespace) VALUES (1, 'local', 'default')")
-        conn.execute("INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, status, decision, memory_id,"
-                     " created_at, updated_at) VALUES ('j_1', 'local', 'default', 1, 'x', 'done', 'created', 'm_gone',"
-                     " 0, 0)")
+        conn.execute(
+            "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, status, decision, memory_id,"
+            " created_at, updated_at) VALUES ('j_1', 'local', 'default', 1, 'x', 'done', 'created', 'm_gone',"
+            " 0, 0)"
+        )
     finally:
         conn.close()
     database = probe_database(tmp_path / "memwal.db")

@@ -333,5 +333,5 @@ def test_texts_the_model_cannot_read_embed_to_the_zero_vector(embedder: FastEmbe
     for text, vector in zip(unreadable, docs):
         assert not vector.any(), text
         assert not embedder.embed_query(text).any(), text
-    for text, vector in zip(readable, docs[len(unreadable):]):
+    for text, vector in zip(readable, docs[len(unreadable) :]):
         assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-3, text

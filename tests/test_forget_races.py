@@ -148,8 +148,9 @@ async def test_forgetting_releases_the_idempotency_key_of_what_it_erased(service
     first = (await service.remember("local", FACT, idempotency_key="k2", wait_ms=10000)).job
     await service.forget("local", first.memory_id)
 
-    moved = await service.remember("local", "Dentist appointment moved to 2026-12-09", idempotency_key="k2",
-                                   wait_ms=10000)
+    moved = await service.remember(
+        "local", "Dentist appointment moved to 2026-12-09", idempotency_key="k2", wait_ms=10000
+    )
     assert not moved.replayed and moved.job.id != first.id
     assert (moved.job.status, moved.job.decision) == ("done", "created")
     assert [hit.text for hit in (await service.recall("local", "dentist appointment", limit=5)).hits] == [

@@ -27,14 +27,27 @@ def store(tmp_path_factory: pytest.TempPathFactory):
     r = random.Random(7)
     lanes: dict[str, int] = {}
     conn.execute("BEGIN")
-    for owner, namespace, size in (("alice", "main", 120), ("alice", "side", 30), ("alice", "tiny", 3),
-                                   ("bob", "main", 200)):
+    for owner, namespace, size in (
+        ("alice", "main", 120),
+        ("alice", "side", 30),
+        ("alice", "tiny", 3),
+        ("bob", "main", 200),
+    ):
         lane = lanes[f"{owner}/{namespace}"] = ensure_lane(conn, owner, namespace)
         for i in range(size + 5):
             body = " ".join(r.choice(WORDS) for _ in range(r.randint(2, 9))) + f" #{i}"
-            rowid, _ = memories.create_memory(conn, owner=owner, namespace=namespace, lane=lane, body=body,
-                                              key=body, source_job_id=f"j_{lane}_{i}", vector=None, model_id=None,
-                                              now=time.time())
+            rowid, _ = memories.create_memory(
+                conn,
+                owner=owner,
+                namespace=namespace,
+                lane=lane,
+                body=body,
+                key=body,
+                source_job_id=f"j_{lane}_{i}",
+                vector=None,
+                model_id=None,
+                now=time.time(),
+            )
             if i >= size:
                 memories.retire(conn, rowid, "m_elsewhere", time.time())
     conn.execute("COMMIT")
@@ -43,8 +56,9 @@ def store(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _lanes_of(conn, rowids) -> dict[int, int]:
-    return {rowid: conn.execute("SELECT lane_id FROM memories WHERE rowid = ?", (rowid,)).fetchone()[0]
-            for rowid in rowids}
+    return {
+        rowid: conn.execute("SELECT lane_id FROM memories WHERE rowid = ?", (rowid,)).fetchone()[0] for rowid in rowids
+    }
 
 
 def test_live_counts_follow_the_memories(store) -> None:

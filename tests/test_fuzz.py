@@ -87,21 +87,77 @@ def b64(text: str) -> str:
 # --- values -------------------------------------------------------------------------------
 
 HOSTILE_STRINGS = [
-    "", " ", "\t \n ", "\x00", "fact with a NUL \x00 inside", "\u202eevil override: the deploy is on Friday",
-    "zero\u200bwidth\u200bfact", "\u200b", "\ufeffBOM-led fact", "\u202e", "\u2028line\u2029paragraph",
-    " " * 70_000, "\n" * 10_000 + "a fact after ten thousand newlines", "\u3000" * 5_000, "\t" * 3_000,
-    " " * 60_000 + "a fact after 60000 spaces", "x" * 65_536, "x" * 65_537, "é" * 32_768, "é" * 32_769,
-    "🙂" * 16_385, 'NEAR("deploy" "friday", 3)', '"unbalanced quote', "deploy AND friday OR NOT coffee",
-    "body:secret", "*", "^start", "col:(a OR b)", "-", "{a b}", "deploy*", '""', "'; DROP TABLE memories; --",
-    "\U0010ffff", "\ufffe", "ﬁ ligature Ǆ İstanbul ß", "Ω Å K ℃", "a\r\nb", "\x1b[31mred\x1b[0m", "\x7f", "\x85",
-    "m_0123456789abcdef", "j_0123456789abcdef", "default", "../../etc/passwd", "%s%n%x", "{0}{1}", "\\", "null",
-    "0", "a" * 64, "a" * 65, "2026-11-30", "2023-06-10T18:00:00Z", "0001-01-01", "2026-02-30", "2026-11-30T25:00",
-    "yesterday", "1e10", "+10000-01-01", "2026-11-30T14:00:00+25:00",
+    "",
+    " ",
+    "\t \n ",
+    "\x00",
+    "fact with a NUL \x00 inside",
+    "\u202eevil override: the deploy is on Friday",
+    "zero\u200bwidth\u200bfact",
+    "\u200b",
+    "\ufeffBOM-led fact",
+    "\u202e",
+    "\u2028line\u2029paragraph",
+    " " * 70_000,
+    "\n" * 10_000 + "a fact after ten thousand newlines",
+    "\u3000" * 5_000,
+    "\t" * 3_000,
+    " " * 60_000 + "a fact after 60000 spaces",
+    "x" * 65_536,
+    "x" * 65_537,
+    "é" * 32_768,
+    "é" * 32_769,
+    "🙂" * 16_385,
+    'NEAR("deploy" "friday", 3)',
+    '"unbalanced quote',
+    "deploy AND friday OR NOT coffee",
+    "body:secret",
+    "*",
+    "^start",
+    "col:(a OR b)",
+    "-",
+    "{a b}",
+    "deploy*",
+    '""',
+    "'; DROP TABLE memories; --",
+    "\U0010ffff",
+    "\ufffe",
+    "ﬁ ligature Ǆ İstanbul ß",
+    "Ω Å K ℃",
+    "a\r\nb",
+    "\x1b[31mred\x1b[0m",
+    "\x7f",
+    "\x85",
+    "m_0123456789abcdef",
+    "j_0123456789abcdef",
+    "default",
+    "../../etc/passwd",
+    "%s%n%x",
+    "{0}{1}",
+    "\\",
+    "null",
+    "0",
+    "a" * 64,
+    "a" * 65,
+    "2026-11-30",
+    "2023-06-10T18:00:00Z",
+    "0001-01-01",
+    "2026-02-30",
+    "2026-11-30T25:00",
+    "yesterday",
+    "1e10",
+    "+10000-01-01",
+    "2026-11-30T14:00:00+25:00",
 ]
 SURROGATE_STRINGS = ["\ud800", "lone \udfff surrogate", "\udcff\udcfe", "pair\ud83d"]
 FACTS = [
-    "User prefers dark roast coffee", "Deploys go out on Fridays from us-east-1", "Ünïcödé fact: naïve café 日本語 🙂",
-    "The build server is ci-01.internal:8443", "Tabs, not spaces", "the the the and of", "ok",
+    "User prefers dark roast coffee",
+    "Deploys go out on Fridays from us-east-1",
+    "Ünïcödé fact: naïve café 日本語 🙂",
+    "The build server is ci-01.internal:8443",
+    "Tabs, not spaces",
+    "the the the and of",
+    "ok",
 ]
 
 
@@ -117,7 +173,10 @@ def hostile(surrogates: bool) -> st.SearchStrategy[str]:
 def wrong_types(python_only: bool) -> st.SearchStrategy[Any]:
     """Values of the wrong JSON type; `python_only` adds what only a Python caller can pass."""
     scalars = st.one_of(
-        st.integers(), st.floats(allow_nan=True, allow_infinity=True), st.booleans(), st.none(),
+        st.integers(),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.booleans(),
+        st.none(),
         st.sampled_from([2**63, -(2**63) - 1, 2**64, 10**30]),
     )
     nested = st.recursive(
@@ -141,16 +200,41 @@ class Vocabulary:
     def specs(self) -> dict[str, dict[str, tuple[st.SearchStrategy[Any], st.SearchStrategy[Any], bool]]]:
         """Per tool and argument: (plausible values, edge values, required)."""
         surrogates = not self.json_only
-        dates = st.sampled_from(["2026-11-30", "2023-06-10T18:00:00Z", "2026-11-30T14:00:00+05:30", "1970-01-01",
-                                 "2000-02-29T23:59:59.999999"])
-        odd_dates = st.sampled_from(["0001-01-01", "9999-12-31", "9999-12-31T23:59:59-14:00",
-                                     "0001-01-01T00:00:00+14:00", "2026-13-01", " 2026-11-30 ", "1969-12-31T23:59:59Z"])
+        dates = st.sampled_from(
+            [
+                "2026-11-30",
+                "2023-06-10T18:00:00Z",
+                "2026-11-30T14:00:00+05:30",
+                "1970-01-01",
+                "2000-02-29T23:59:59.999999",
+            ]
+        )
+        odd_dates = st.sampled_from(
+            [
+                "0001-01-01",
+                "9999-12-31",
+                "9999-12-31T23:59:59-14:00",
+                "0001-01-01T00:00:00+14:00",
+                "2026-13-01",
+                " 2026-11-30 ",
+                "1969-12-31T23:59:59Z",
+            ]
+        )
         namespace = st.sampled_from(["default", "default", "fuzz", "a.b:c-d_e", "Z9", "a" * 64])
         odd_namespace = st.sampled_from(["a" * 65, "*", "-x", "", "white space", "ünï"])
         printable = st.text(st.characters(codec=None, exclude_categories=("Cc", "Cs")), min_size=1, max_size=300)
-        text = st.one_of(st.sampled_from(FACTS), printable, printable, st.sampled_from(HOSTILE_STRINGS).filter(
-            lambda t: t.strip() and not any(unicodedata.category(c) == "Cc" and c not in "\t\n\r" for c in t)
-            and len(t.encode()) <= 65_536))
+        text = st.one_of(
+            st.sampled_from(FACTS),
+            printable,
+            printable,
+            st.sampled_from(HOSTILE_STRINGS).filter(
+                lambda t: (
+                    t.strip()
+                    and not any(unicodedata.category(c) == "Cc" and c not in "\t\n\r" for c in t)
+                    and len(t.encode()) <= 65_536
+                )
+            ),
+        )
         known_job = st.builds(Known, st.just("job"), st.integers(0, 999))
         job_id = st.one_of(known_job, known_job, known_job, st.just("j_0123456789abcdef"))
         odd_job_id = st.one_of(st.sampled_from(["", "x" * 64, "x" * 65]), _text(surrogates, 10))
@@ -158,38 +242,71 @@ class Vocabulary:
         odd_memory_id = st.sampled_from(["x" * 64, "x" * 65, "m_../../x", "", "m_0123456789abcdef\n"])
         cursor = st.builds(Known, st.just("cursor"), st.integers(0, 999))
         odd_cursor = st.sampled_from(
-            [b64("abc"), b64("nan:1"), b64("1e999:-1"), b64("-1e999:0"), b64("1.0:99999999999999999999999"),
-             b64("1.0:-9223372036854775809"), b64(":"), "=", "!!!", "x" * 300, b64("1.0:1") + "é"])
+            [
+                b64("abc"),
+                b64("nan:1"),
+                b64("1e999:-1"),
+                b64("-1e999:0"),
+                b64("1.0:99999999999999999999999"),
+                b64("1.0:-9223372036854775809"),
+                b64(":"),
+                "=",
+                "!!!",
+                "x" * 300,
+                b64("1.0:1") + "é",
+            ]
+        )
         limit, odd_limit = st.sampled_from([1, 5, 20, 100]), st.sampled_from([0, 101, -1, 2**63])
         wait, odd_wait = st.sampled_from([0, 0, 0, 1, 250, 30_000]), st.sampled_from([30_001, -1, 2**64])
         return {
             "memwal_remember": {
-                "text": (text, st.sampled_from(HOSTILE_STRINGS), True), "namespace": (namespace, odd_namespace, False),
-                "idempotency_key": (st.sampled_from(["k1", "k2", "k3", "x" * 256]),
-                                    st.sampled_from(["x" * 257, " ", "k\nnewline", ""]), False),
+                "text": (text, st.sampled_from(HOSTILE_STRINGS), True),
+                "namespace": (namespace, odd_namespace, False),
+                "idempotency_key": (
+                    st.sampled_from(["k1", "k2", "k3", "x" * 256]),
+                    st.sampled_from(["x" * 257, " ", "k\nnewline", ""]),
+                    False,
+                ),
                 "wait_ms": (wait, odd_wait, False),
                 "occurred_at": (dates, odd_dates, False),
             },
             "memwal_remember_status": {
-                "job_ids": (st.lists(job_id, min_size=1, max_size=5),
-                            st.one_of(st.lists(st.one_of(job_id, odd_job_id), max_size=52),
-                                      st.just(["j_0123456789abcdef"] * 60)), True),
+                "job_ids": (
+                    st.lists(job_id, min_size=1, max_size=5),
+                    st.one_of(
+                        st.lists(st.one_of(job_id, odd_job_id), max_size=52), st.just(["j_0123456789abcdef"] * 60)
+                    ),
+                    True,
+                ),
                 "wait_ms": (st.sampled_from([0, 1, 500]), odd_wait, False),
             },
             "memwal_recall": {
-                "query": (st.one_of(st.sampled_from(["coffee", "deploy friday", "日本語", "the", "ci-01"]), text),
-                          st.sampled_from(HOSTILE_STRINGS), True),
-                "limit": (limit, odd_limit, False), "namespace": (st.one_of(namespace, st.just("*")), odd_namespace, False),
+                "query": (
+                    st.one_of(st.sampled_from(["coffee", "deploy friday", "日本語", "the", "ci-01"]), text),
+                    st.sampled_from(HOSTILE_STRINGS),
+                    True,
+                ),
+                "limit": (limit, odd_limit, False),
+                "namespace": (st.one_of(namespace, st.just("*")), odd_namespace, False),
                 "min_score": (st.sampled_from([0, 0.0, 0.5, 1, 1e-300]), st.sampled_from([1.0001, -1e-9, 2]), False),
-                "since": (dates, odd_dates, False), "until": (dates, odd_dates, False),
+                "since": (dates, odd_dates, False),
+                "until": (dates, odd_dates, False),
                 "prefer_recent": (st.booleans(), st.sampled_from([0, 1, "true"]), False),
             },
-            "memwal_list": {"namespace": (st.one_of(namespace, st.just("*")), odd_namespace, False),
-                            "cursor": (cursor, odd_cursor, False), "limit": (limit, odd_limit, False)},
+            "memwal_list": {
+                "namespace": (st.one_of(namespace, st.just("*")), odd_namespace, False),
+                "cursor": (cursor, odd_cursor, False),
+                "limit": (limit, odd_limit, False),
+            },
             "memwal_history": {"memory_id": (memory_id, odd_memory_id, True)},
             # Mostly ids that are not there: forgetting everything would leave little to check afterwards.
-            "memwal_forget": {"memory_id": (st.one_of(memory_id, st.just("m_0123456789abcdef"), st.just("m_fedcba9876543210")),
-                                            odd_memory_id, True)},
+            "memwal_forget": {
+                "memory_id": (
+                    st.one_of(memory_id, st.just("m_0123456789abcdef"), st.just("m_fedcba9876543210")),
+                    odd_memory_id,
+                    True,
+                )
+            },
         }
 
     def call(self) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
@@ -263,8 +380,14 @@ def _defaults(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     defaults = {
         "memwal_remember": {"namespace": "default", "idempotency_key": None, "wait_ms": 0, "occurred_at": None},
         "memwal_remember_status": {"wait_ms": 0},
-        "memwal_recall": {"limit": 5, "namespace": "default", "min_score": None, "since": None, "until": None,
-                          "prefer_recent": False},
+        "memwal_recall": {
+            "limit": 5,
+            "namespace": "default",
+            "min_score": None,
+            "since": None,
+            "until": None,
+            "prefer_recent": False,
+        },
         "memwal_list": {"namespace": "*", "cursor": None, "limit": 20},
     }.get(tool, {})
     return {**defaults, **arguments}
@@ -274,8 +397,9 @@ async def call_service(service: MemoryService, tool: str, arguments: dict[str, A
     """One call; returns the reply text. Raises MemwalError for a refusal, anything else is a bug."""
     a = _defaults(tool, arguments)
     if tool == "memwal_remember":
-        outcome = await service.remember(OWNER, a["text"], a["namespace"], a["idempotency_key"], a["wait_ms"],
-                                         a["occurred_at"])
+        outcome = await service.remember(
+            OWNER, a["text"], a["namespace"], a["idempotency_key"], a["wait_ms"], a["occurred_at"]
+        )
         out = RememberOut(**JobOut.of(outcome.job).model_dump(), replayed=outcome.replayed)
         if not outcome.replayed:
             log.accepted[outcome.job.id] = (outcome.job.namespace, a["text"])
@@ -287,8 +411,9 @@ async def call_service(service: MemoryService, tool: str, arguments: dict[str, A
         log.memories += [job.memory_id for job in jobs if job.memory_id and job.memory_id not in log.memories]
         return "\n".join(job_line(job) for job in out.jobs)
     if tool == "memwal_recall":
-        result = await service.recall(OWNER, a["query"], a["limit"], a["namespace"], a["min_score"], a["since"],
-                                      a["until"], a["prefer_recent"])
+        result = await service.recall(
+            OWNER, a["query"], a["limit"], a["namespace"], a["min_score"], a["since"], a["until"], a["prefer_recent"]
+        )
         RecallOut.of(result)
         assert len({normalize_text(hit.text) for hit in result.hits}) == len(result.hits)
         assert all(0.0 <= hit.score <= 1.0 or math.isclose(hit.score, 1.0) for hit in result.hits), result.hits
@@ -364,9 +489,14 @@ async def verify_faithful(service: MemoryService, log: FuzzLog) -> None:
             assert normalize_text(body) == normalize_text(text)
     # Recall by exact text, for texts with real words (runs of characters the model does not know all embed
     # alike, so for those "first among equals" is not a fair ask).
-    sample = [(ns, text) for job_id, (ns, text) in log.accepted.items()
-              if done[job_id].decision == "created" and done[job_id].memory_id not in log.forgotten
-              and len(text.encode()) <= 4096 and len(re.findall(r"[A-Za-z]{3,}", text)) >= 2][:25]
+    sample = [
+        (ns, text)
+        for job_id, (ns, text) in log.accepted.items()
+        if done[job_id].decision == "created"
+        and done[job_id].memory_id not in log.forgotten
+        and len(text.encode()) <= 4096
+        and len(re.findall(r"[A-Za-z]{3,}", text)) >= 2
+    ][:25]
     for namespace, text in sample:
         result = await service.recall(OWNER, text, limit=10, namespace=namespace)
         assert text in [hit.text for hit in result.hits], (text[:80], [hit.text[:40] for hit in result.hits])
@@ -389,8 +519,14 @@ def test_fuzz_every_tool_in_process(tmp_path: Path, embedder: FastEmbedEmbedder)
         service = MemoryService(_settings(db_path), embedder=embedder)
         portal.call(service.start)
         try:
-            @settings(max_examples=1000, deadline=None, derandomize=True, database=None,
-                      suppress_health_check=list(HealthCheck))
+
+            @settings(
+                max_examples=1000,
+                deadline=None,
+                derandomize=True,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+            )
             @given(batch=st.lists(calls, min_size=1, max_size=4))
             def fuzz(batch: list[tuple[str, dict[str, Any]]]) -> None:
                 for tool, arguments in batch:
@@ -433,7 +569,9 @@ async def _cleanly(coro) -> object:
 
 @pytest.mark.parametrize("when", ["9999-12-31T23:59:59-14:00", "0001-01-01T00:00:00+14:00"])
 async def test_occurred_at_outside_the_calendar_is_refused_or_rendered(fuzz_service: MemoryService, when: str) -> None:
-    outcome = await _cleanly(fuzz_service.remember(OWNER, "A fact from the edge of time", occurred_at=when, wait_ms=10_000))
+    outcome = await _cleanly(
+        fuzz_service.remember(OWNER, "A fact from the edge of time", occurred_at=when, wait_ms=10_000)
+    )
     if not isinstance(outcome, MemwalError):
         JobOut.of(outcome.job)
     result = await fuzz_service.recall(OWNER, "edge of time", limit=5)

@@ -22,11 +22,15 @@ def cli(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(MEMWAL), *args], capture_output=True, text=True, env=env, timeout=180)
 
 
-@pytest.mark.parametrize(("first", "second", "named"), [
-    (DEEP, None, "cannot tell what"),  # the first line decides the format
-    ("HEADER", DEEP, "line 2: JSON nested too deeply"),
-    ("HEADER", LONG_NUMBER, "line 2: not valid JSON"),
-], ids=["deep first line", "deep record", "long number"])
+@pytest.mark.parametrize(
+    ("first", "second", "named"),
+    [
+        (DEEP, None, "cannot tell what"),  # the first line decides the format
+        ("HEADER", DEEP, "line 2: JSON nested too deeply"),
+        ("HEADER", LONG_NUMBER, "line 2: not valid JSON"),
+    ],
+    ids=["deep first line", "deep record", "long number"],
+)
 def test_hostile_json_lines_are_refused_in_one_line(tmp_path: Path, first: str, second: str | None, named: str) -> None:
     db = tmp_path / "memwal.db"
     exported = tmp_path / "empty.jsonl"

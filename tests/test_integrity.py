@@ -120,8 +120,9 @@ Verdict = tuple[int, str, str]  # exit code, stdout, stderr
 def run_cli_side_by_side(runs: dict[str, tuple[tuple[str, ...], Path]]) -> dict[str, Verdict]:
     """Several `memwal-mcp` runs at once: most of each one's time is start-up."""
     started = {
-        name: subprocess.Popen([str(MEMWAL), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env=cli_env(db))
+        name: subprocess.Popen(
+            [str(MEMWAL), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(db)
+        )
         for name, (args, db) in runs.items()
     }
     verdicts: dict[str, Verdict] = {}
@@ -186,16 +187,18 @@ def _delete_fts_row(db: Path) -> str:
 
 def _fts_row_in_another_owners_table(db: Path) -> str:
     """Bob's full-text table also indexes one of alice's memories."""
-    rowid, memory, body, lane = one(db, "SELECT rowid, id, body, lane_id FROM memories WHERE status = 'live'"
-                                        " AND owner = 'alice' LIMIT 1")
+    rowid, memory, body, lane = one(
+        db, "SELECT rowid, id, body, lane_id FROM memories WHERE status = 'live' AND owner = 'alice' LIMIT 1"
+    )
     sql(db, f"INSERT INTO {fts_table(db, 'bob')} (rowid, body, lane) VALUES (?, ?, ?)", (rowid, body, f"l{lane}"))
     return memory
 
 
 def _fts_row_in_another_lane(db: Path) -> str:
-    rowid, memory = one(db, "SELECT rowid, id FROM memories WHERE status = 'live' AND owner = 'alice'"
-                            " AND namespace = 'work' LIMIT 1")
-    default, = one(db, "SELECT id FROM lanes WHERE owner = 'alice' AND namespace = 'default'")
+    rowid, memory = one(
+        db, "SELECT rowid, id FROM memories WHERE status = 'live' AND owner = 'alice' AND namespace = 'work' LIMIT 1"
+    )
+    (default,) = one(db, "SELECT id FROM lanes WHERE owner = 'alice' AND namespace = 'default'")
     sql(db, f"UPDATE {fts_table(db, 'alice')} SET lane = ? WHERE rowid = ?", (f"l{default}", rowid))
     return memory
 
@@ -207,15 +210,15 @@ def _delete_vector_row(db: Path) -> str:
 
 
 def _job_into_another_owners_memory(db: Path) -> str:
-    job, = one(db, "SELECT id FROM remember_jobs WHERE owner = 'alice' AND decision = 'occurrence' LIMIT 1")
-    bobs, = one(db, "SELECT id FROM memories WHERE owner = 'bob' AND status = 'live' LIMIT 1")
+    (job,) = one(db, "SELECT id FROM remember_jobs WHERE owner = 'alice' AND decision = 'occurrence' LIMIT 1")
+    (bobs,) = one(db, "SELECT id FROM memories WHERE owner = 'bob' AND status = 'live' LIMIT 1")
     sql(db, "UPDATE remember_jobs SET memory_id = ? WHERE id = ?", (bobs, job))
     return job
 
 
 def _memory_into_another_lane(db: Path) -> str:
-    memory, = one(db, "SELECT id FROM memories WHERE owner = 'alice' AND namespace = 'default' AND status = 'live'")
-    work, = one(db, "SELECT id FROM lanes WHERE owner = 'alice' AND namespace = 'work'")
+    (memory,) = one(db, "SELECT id FROM memories WHERE owner = 'alice' AND namespace = 'default' AND status = 'live'")
+    (work,) = one(db, "SELECT id FROM lanes WHERE owner = 'alice' AND namespace = 'work'")
     sql(db, "UPDATE memories SET lane_id = ? WHERE id = ?", (work, memory))
     return memory
 
@@ -233,19 +236,29 @@ def _revision_of_a_missing_memory(db: Path) -> str:
 
 
 def _two_jobs_created_one_memory(db: Path) -> str:
-    first, memory, lane = one(db, "SELECT id, memory_id, lane_id FROM remember_jobs WHERE decision = 'created'"
-                                  " AND owner = 'alice' AND namespace = 'work' ORDER BY seq LIMIT 1")
-    other, = one(db, "SELECT id FROM remember_jobs WHERE decision = 'created' AND lane_id = ? AND id != ?"
-                     " ORDER BY seq LIMIT 1", (lane, first))
+    first, memory, lane = one(
+        db,
+        "SELECT id, memory_id, lane_id FROM remember_jobs WHERE decision = 'created'"
+        " AND owner = 'alice' AND namespace = 'work' ORDER BY seq LIMIT 1",
+    )
+    (other,) = one(
+        db,
+        "SELECT id FROM remember_jobs WHERE decision = 'created' AND lane_id = ? AND id != ? ORDER BY seq LIMIT 1",
+        (lane, first),
+    )
     sql(db, "UPDATE remember_jobs SET memory_id = ? WHERE id = ?", (memory, other))
     return memory
 
 
 def _queue_a_job_two_hours_ago(db: Path) -> str:
-    lane, = one(db, "SELECT id FROM lanes WHERE owner = 'carol'")
+    (lane,) = one(db, "SELECT id FROM lanes WHERE owner = 'carol'")
     hours_ago = time.time() - 2 * 3600
-    sql(db, "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, created_at, updated_at)"
-            " VALUES ('j_stale', 'carol', 'default', ?, 'Carol likes tea', ?, ?)", (lane, hours_ago, hours_ago))
+    sql(
+        db,
+        "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, created_at, updated_at)"
+        " VALUES ('j_stale', 'carol', 'default', ?, 'Carol likes tea', ?, ?)",
+        (lane, hours_ago, hours_ago),
+    )
     return str(lane)
 
 
@@ -305,15 +318,16 @@ def test_each_kind_of_damage_is_named_and_fails_check(damaged_verdicts, damage: 
 
 
 def _forgotten_text_survives(db: Path) -> str:
-    memory, = one(db, "SELECT id FROM memories WHERE status = 'forgotten' LIMIT 1")
+    (memory,) = one(db, "SELECT id FROM memories WHERE status = 'forgotten' LIMIT 1")
     sql(db, "UPDATE memories SET body = 'still here' WHERE id = ?", (memory,))
     return memory
 
 
 def _retired_into_another_owner(db: Path) -> str:
-    memory, = one(db, "SELECT id FROM memories WHERE owner = 'alice' AND namespace = 'work' AND status = 'live'"
-                      " LIMIT 1")
-    bobs, = one(db, "SELECT id FROM memories WHERE owner = 'bob' AND status = 'live' LIMIT 1")
+    (memory,) = one(
+        db, "SELECT id FROM memories WHERE owner = 'alice' AND namespace = 'work' AND status = 'live' LIMIT 1"
+    )
+    (bobs,) = one(db, "SELECT id FROM memories WHERE owner = 'bob' AND status = 'live' LIMIT 1")
     conn = connect(db)
     try:
         conn.execute("UPDATE memories SET status = 'retired', retired_into = ? WHERE id = ?", (bobs, memory))
@@ -332,26 +346,26 @@ def _stale_fts_body(db: Path) -> str:
 
 
 def _forgotten_job_keeps_text(db: Path) -> str:
-    job, = one(db, "SELECT id FROM remember_jobs WHERE decision = 'forgotten' LIMIT 1")
+    (job,) = one(db, "SELECT id FROM remember_jobs WHERE decision = 'forgotten' LIMIT 1")
     sql(db, "UPDATE remember_jobs SET text = 'the erased fact' WHERE id = ?", (job,))
     return job
 
 
 def _merge_without_revision(db: Path) -> str:
-    job, = one(db, "SELECT id FROM remember_jobs WHERE decision = 'updated'")
+    (job,) = one(db, "SELECT id FROM remember_jobs WHERE decision = 'updated'")
     sql(db, "DELETE FROM memory_revisions WHERE job_id = ?", (job,))
     return job
 
 
 def _revision_merging_another_owners_memory(db: Path) -> str:
-    revision, = one(db, "SELECT id FROM memory_revisions WHERE merged_ids IS NOT NULL AND merged_ids != '' LIMIT 1")
-    bobs, = one(db, "SELECT id FROM memories WHERE owner = 'bob' AND status = 'live' LIMIT 1")
+    (revision,) = one(db, "SELECT id FROM memory_revisions WHERE merged_ids IS NOT NULL AND merged_ids != '' LIMIT 1")
+    (bobs,) = one(db, "SELECT id FROM memories WHERE owner = 'bob' AND status = 'live' LIMIT 1")
     sql(db, "UPDATE memory_revisions SET merged_ids = merged_ids || ',' || ? WHERE id = ?", (bobs, revision))
     return str(revision)
 
 
 def _vector_of_a_forgotten_memory(db: Path) -> str:
-    rowid, = one(db, "SELECT rowid FROM memories WHERE status = 'forgotten' AND owner = 'bob'")
+    (rowid,) = one(db, "SELECT rowid FROM memories WHERE status = 'forgotten' AND owner = 'bob'")
     lane, vector = one(db, "SELECT lane_id, embedding FROM memory_vectors LIMIT 1")
     sql(db, "INSERT INTO memory_vectors (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, vector))
     return str(rowid)
@@ -387,8 +401,10 @@ def test_an_unembeddable_memory_is_info_and_a_stray_vector_table_a_warning(copy:
         # What the backlog pass does with a body the model refuses (memories.mark_unembeddable).
         conn.execute("UPDATE memories SET vector_model = '-' WHERE rowid = ?", (rowid,))
         conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (rowid,))
-        conn.execute("CREATE VIRTUAL TABLE memory_vectors_old USING vec0(lane_id integer partition key,"
-                     " embedding float[384] distance_metric=cosine)")
+        conn.execute(
+            "CREATE VIRTUAL TABLE memory_vectors_old USING vec0(lane_id integer partition key,"
+            " embedding float[384] distance_metric=cosine)"
+        )
         problems = {p.code: p for p in find_problems(conn)}
     finally:
         conn.close()
@@ -480,8 +496,17 @@ def test_the_backlog_pass_never_gives_a_forgotten_memory_a_vector(tmp_path: Path
         lane = jobs.lane_id(conn, "local", "default")
         conn.execute("BEGIN")
         rowid, memory = memories.create_memory(  # made while the model was unavailable: no vector yet
-            conn, owner="local", namespace="default", lane=lane, body=job.text, key="vault code is 1234",
-            source_job_id=job.id, vector=None, model_id=None, now=time.time())
+            conn,
+            owner="local",
+            namespace="default",
+            lane=lane,
+            body=job.text,
+            key="vault code is 1234",
+            source_job_id=job.id,
+            vector=None,
+            model_id=None,
+            now=time.time(),
+        )
         jobs.mark_done(conn, job.id, "created", memory, time.time())
         conn.execute("COMMIT")
         # CurationWorker._embed_backlog: read the backlog, embed it off the writer (a forget lands meanwhile), write.
@@ -496,7 +521,7 @@ def test_the_backlog_pass_never_gives_a_forgotten_memory_a_vector(tmp_path: Path
 
 
 def test_a_drifted_lane_live_count_is_a_warning(copy: Path):
-    lane, = one(copy, "SELECT id FROM lanes WHERE owner = 'carol'")
+    (lane,) = one(copy, "SELECT id FROM lanes WHERE owner = 'carol'")
     sql(copy, "UPDATE lanes SET live_count = live_count + 3 WHERE id = ?", (lane,))
     conn = connect(copy)
     try:

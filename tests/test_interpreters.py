@@ -59,7 +59,10 @@ def test_an_interpreter_whose_sqlite3_loads_extensions_uses_it(tmp_path: Path):
     }
     which = subprocess.run(
         [python, "-c", "from memwal_mcp.store.connection import sqlite_module; print(sqlite_module().__name__)"],
-        capture_output=True, text=True, env=env, timeout=60,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
     )
     assert which.stdout.strip() == "sqlite3", which.stderr
 

@@ -145,12 +145,21 @@ Op = Remember | Recall | Status | History | ListMemories | Forget
 _owner = st.sampled_from(OWNERS)
 _pick = st.integers(0, 1_000)
 _remember = st.builds(
-    Remember, _owner, st.integers(0, len(FACTS) - 1), st.integers(0, 2), st.sampled_from(NAMESPACES),
-    st.one_of(st.none(), st.none(), st.integers(0, len(KEYS) - 1)), st.booleans(),
+    Remember,
+    _owner,
+    st.integers(0, len(FACTS) - 1),
+    st.integers(0, 2),
+    st.sampled_from(NAMESPACES),
+    st.one_of(st.none(), st.none(), st.integers(0, len(KEYS) - 1)),
+    st.booleans(),
 )
 _recall = st.builds(
-    Recall, _owner, st.integers(0, len(QUERIES) - 1), st.sampled_from((*NAMESPACES, "*", "*", "theirs", "ghost")),
-    st.sampled_from((100, 100, 1, 3)), st.booleans(),
+    Recall,
+    _owner,
+    st.integers(0, len(QUERIES) - 1),
+    st.sampled_from((*NAMESPACES, "*", "*", "theirs", "ghost")),
+    st.sampled_from((100, 100, 1, 3)),
+    st.booleans(),
 )
 _status = st.builds(Status, _owner, st.sampled_from(("own", "other", "unknown", "mixed")), _pick)
 _history = st.builds(History, _owner, st.sampled_from(("own", "other", "unknown")), _pick)
@@ -167,11 +176,21 @@ def random_ops(rng: random.Random, count: int) -> list[Op]:
         kind = rng.choice(("remember",) * 3 + ("recall", "status", "history", "list", "forget"))
         if kind == "remember":
             key = rng.randrange(len(KEYS)) if rng.random() < 0.3 else None
-            ops.append(Remember(owner, rng.randrange(len(FACTS)), rng.randrange(3), rng.choice(NAMESPACES), key,
-                                rng.random() < 0.5))
+            ops.append(
+                Remember(
+                    owner, rng.randrange(len(FACTS)), rng.randrange(3), rng.choice(NAMESPACES), key, rng.random() < 0.5
+                )
+            )
         elif kind == "recall":
-            ops.append(Recall(owner, rng.randrange(len(QUERIES)), rng.choice((*NAMESPACES, "*", "*", "theirs", "ghost")),
-                              rng.choice((100, 100, 1, 3)), rng.random() < 0.7))
+            ops.append(
+                Recall(
+                    owner,
+                    rng.randrange(len(QUERIES)),
+                    rng.choice((*NAMESPACES, "*", "*", "theirs", "ghost")),
+                    rng.choice((100, 100, 1, 3)),
+                    rng.random() < 0.7,
+                )
+            )
         elif kind == "status":
             ops.append(Status(owner, rng.choice(("own", "other", "unknown", "mixed")), rng.randrange(1000)))
         elif kind == "history":
@@ -310,8 +329,9 @@ class IsolationDriver:
     def _pick(self, ids: Sequence[str], pick: int) -> str | None:
         return ids[pick % len(ids)] if ids else None
 
-    async def _same_refusal(self, owner: str, tool: str, arguments: Callable[[str], dict[str, Any]],
-                            theirs: str, prefix: str) -> None:
+    async def _same_refusal(
+        self, owner: str, tool: str, arguments: Callable[[str], dict[str, Any]], theirs: str, prefix: str
+    ) -> None:
         """The other's id and an id nobody has get the same error, word for word."""
         unknown = self.unknown_id(prefix)
         refused = await self.ask(owner, tool, arguments(theirs), echoed=[theirs])
@@ -342,8 +362,12 @@ class IsolationDriver:
 
     async def apply(self, op: Op) -> None:
         handler = {
-            Remember: self.remember, Recall: self.recall, Status: self.status, History: self.history,
-            ListMemories: self.list, Forget: self.forget,
+            Remember: self.remember,
+            Recall: self.recall,
+            Status: self.status,
+            History: self.history,
+            ListMemories: self.list,
+            Forget: self.forget,
         }[type(op)]
         await handler(op)
 
@@ -463,7 +487,9 @@ class IsolationDriver:
                 await self._check_history(op.owner, memory_id)
             return
         theirs = self._pick(list(other.memories), op.pick) if op.target == "other" else None
-        await self._same_refusal(op.owner, "memwal_history", lambda x: {"memory_id": x}, theirs or self.unknown_id("m"), "m")
+        await self._same_refusal(
+            op.owner, "memwal_history", lambda x: {"memory_id": x}, theirs or self.unknown_id("m"), "m"
+        )
 
     async def _check_history(self, owner: str, memory_id: str) -> None:
         memory = self.models[owner].memories[memory_id]
@@ -528,7 +554,9 @@ class IsolationDriver:
             return
         theirs = self._pick(list(other.memories), op.pick) if op.target == "other" else None
         # Refused like an unknown id; the other's memory stays (their final checks prove it).
-        await self._same_refusal(op.owner, "memwal_forget", lambda x: {"memory_id": x}, theirs or self.unknown_id("m"), "m")
+        await self._same_refusal(
+            op.owner, "memwal_forget", lambda x: {"memory_id": x}, theirs or self.unknown_id("m"), "m"
+        )
 
     async def final_checks(self) -> None:
         for owner in OWNERS:
@@ -570,8 +598,13 @@ def service_call(service: MemoryService) -> Call:
     async def call(owner: str, tool: str, arguments: dict[str, Any]) -> Reply:
         try:
             if tool == "memwal_remember":
-                outcome = await service.remember(owner, arguments["text"], arguments.get("namespace"),
-                                                 arguments.get("idempotency_key"), arguments.get("wait_ms", 0))
+                outcome = await service.remember(
+                    owner,
+                    arguments["text"],
+                    arguments.get("namespace"),
+                    arguments.get("idempotency_key"),
+                    arguments.get("wait_ms", 0),
+                )
                 out = RememberOut(**JobOut.of(outcome.job).model_dump(), replayed=outcome.replayed)
                 return Reply(False, out.model_dump(), job_line(out))
             if tool == "memwal_remember_status":
@@ -579,8 +612,13 @@ def service_call(service: MemoryService) -> Call:
                 out = StatusOut(jobs=[JobOut.of(job) for job in jobs])
                 return Reply(False, out.model_dump(), "\n".join(job_line(job) for job in out.jobs))
             if tool == "memwal_recall":
-                result = await service.recall(owner, arguments["query"], arguments.get("limit"), arguments.get("namespace"),
-                                              arguments.get("min_score"))
+                result = await service.recall(
+                    owner,
+                    arguments["query"],
+                    arguments.get("limit"),
+                    arguments.get("namespace"),
+                    arguments.get("min_score"),
+                )
                 return Reply(False, RecallOut.of(result).model_dump(), recall_text(result))
             if tool == "memwal_history":
                 out = HistoryOut.of(await service.history(owner, arguments["memory_id"]))
@@ -589,8 +627,11 @@ def service_call(service: MemoryService) -> Call:
                 out = ForgetOut.of(await service.forget(owner, arguments["memory_id"]))
                 return Reply(False, out.model_dump(), f"Forgot {out.memory_id}")
             if tool == "memwal_list":
-                out = ListOut.of(await service.list(owner, arguments.get("namespace"), arguments.get("cursor"),
-                                                    arguments.get("limit")))
+                out = ListOut.of(
+                    await service.list(
+                        owner, arguments.get("namespace"), arguments.get("cursor"), arguments.get("limit")
+                    )
+                )
                 return Reply(False, out.model_dump(), list_text(out))
         except MemwalError as exc:
             return Reply(True, None, str(exc))
@@ -616,8 +657,13 @@ async def _run_in_process(ops: Sequence[Op], embedder: FastEmbedEmbedder, concur
         return driver
 
 
-@settings(max_examples=100, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])
+@settings(
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
 @given(ops=st.lists(op_strategy, min_size=4, max_size=40))
 def test_random_interleavings_never_cross_owners(ops: list[Op], embedder: FastEmbedEmbedder) -> None:
     anyio.run(_run_in_process, ops, embedder)
@@ -653,7 +699,9 @@ def test_the_same_idempotency_key_for_two_owners_is_two_jobs(embedder: FastEmbed
 # --- side channels the property does not look at ---------------------------------------------------
 
 
-async def _alice_view(embedder: FastEmbedEmbedder, bob_facts: int) -> tuple[list[tuple[str, float]], tuple[float, str] | None]:
+async def _alice_view(
+    embedder: FastEmbedEmbedder, bob_facts: int
+) -> tuple[list[tuple[str, float]], tuple[float, str] | None]:
     """Alice's recall scores and list cursor after the same actions of hers, with bob storing `bob_facts` facts."""
     with tempfile.TemporaryDirectory(prefix="memwal-side-") as folder:
         service = MemoryService(_settings(Path(folder) / "memwal.db"), embedder=embedder)
@@ -665,8 +713,10 @@ async def _alice_view(embedder: FastEmbedEmbedder, bob_facts: int) -> tuple[list
             await service.remember("alice", "Alice waters the ferns on Sundays", wait_ms=STATUS_WAIT_MS)
             result = await service.recall("alice", "zebra", limit=10)
             page = await service.list("alice", "*", None, 1)
-        return ([(hit.text, round(hit.score, 6)) for hit in result.hits],
-                validation.cursor(page.next_cursor) if page.next_cursor else None)
+        return (
+            [(hit.text, round(hit.score, 6)) for hit in result.hits],
+            validation.cursor(page.next_cursor) if page.next_cursor else None,
+        )
 
 
 def test_recall_scores_do_not_depend_on_the_other_owner(embedder: FastEmbedEmbedder) -> None:

@@ -40,7 +40,7 @@ async def test_forget_erases_the_text_from_every_table_and_the_file(make_setting
     try:
         for name in fts.tables(conn).values():
             assert conn.execute(f"SELECT count(*) FROM {name} WHERE {name} MATCH 'zyxwvut'").fetchone() == (0,)
-        for table, in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+        for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
             if table.startswith("memory_vectors_"):  # sqlite-vec's internal chunk tables hold floats only
                 continue
             for row in conn.execute(f'SELECT * FROM "{table}"').fetchall():
@@ -50,8 +50,11 @@ async def test_forget_erases_the_text_from_every_table_and_the_file(make_setting
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
-    raw = settings.db_path.read_bytes() + settings.db_path.with_name(settings.db_path.name + "-wal").read_bytes() \
-        if settings.db_path.with_name(settings.db_path.name + "-wal").exists() else settings.db_path.read_bytes()
+    raw = (
+        settings.db_path.read_bytes() + settings.db_path.with_name(settings.db_path.name + "-wal").read_bytes()
+        if settings.db_path.with_name(settings.db_path.name + "-wal").exists()
+        else settings.db_path.read_bytes()
+    )
     for word in SECRET_WORDS:
         assert word not in raw, word
 
@@ -112,7 +115,8 @@ async def test_undo_a_consolidation_brings_the_three_memories_back(make_settings
             [proposal_job] = await svc.status("local", [last.id])
             assert proposal_job.decision == "created" and proposal_job.memory_id in outcome.restored
             assert sorted(outcome.restored) == sorted(
-                {j.memory_id for j in jobs} - {last.memory_id} | {proposal_job.memory_id})
+                {j.memory_id for j in jobs} - {last.memory_id} | {proposal_job.memory_id}
+            )
             live = sorted(m.text for m in (await svc.list("local")).items)
             assert live == sorted([*facts, "The user is allergic to peanuts."])
             found = await svc.recall("local", "peanut allergy", limit=5)

@@ -91,8 +91,11 @@ async def test_a_lane_read_by_chunks_holds_what_vec0_returns_row_by_row(make_set
     svc = MemoryService(settings, embedder=embedder)
     async with svc.running(worker=False):
         for i in range(30):
-            await svc.remember("local", f"Storage node {i} sits in rack {i % 7} of hall {i % 3}",
-                               namespace="ops" if i % 2 else "default")
+            await svc.remember(
+                "local",
+                f"Storage node {i} sits in rack {i % 7} of hall {i % 3}",
+                namespace="ops" if i % 2 else "default",
+            )
         await svc.worker.run_once()
         await svc.worker.run_once()
         hits = (await svc.recall("local", "Storage node rack hall", limit=8, namespace="ops")).hits
@@ -108,8 +111,12 @@ async def test_a_lane_read_by_chunks_holds_what_vec0_returns_row_by_row(make_set
         rows = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE lane_id = ?", (lane,)).fetchall()
         every = [rowid for (rowid,) in conn.execute("SELECT rowid FROM memories")]  # forgotten and other lane too
         picked = matrix._vectors_by_chunk(conn, table, dim, every)
-        looked_up = {rowid: np.frombuffer(blob, dtype=np.float32) for rowid, blob in conn.execute(
-            f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({','.join('?' * len(every))})", every)}
+        looked_up = {
+            rowid: np.frombuffer(blob, dtype=np.float32)
+            for rowid, blob in conn.execute(
+                f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({','.join('?' * len(every))})", every
+            )
+        }
     finally:
         conn.close()
     assert by_chunks.size == len(rows) == 12  # 15 remembered in "ops", 3 forgotten

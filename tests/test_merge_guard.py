@@ -22,9 +22,22 @@ def test_token_classes():
     )
     tokens = load_bearing_tokens(text)
     for expected in [
-        "https://example.com/docs?id=7", "ops@example.org", "2026-05-01", "march 3rd, 2025", "03/04/2025",
-        "v2.3.1", "42 ms", "30%", "$40", "/etc/nginx/nginx.conf", "os.path.join", "fetchuser",
-        "max_retries", "dead-letter-queue", "max_conn", "`make test`",
+        "https://example.com/docs?id=7",
+        "ops@example.org",
+        "2026-05-01",
+        "march 3rd, 2025",
+        "03/04/2025",
+        "v2.3.1",
+        "42 ms",
+        "30%",
+        "$40",
+        "/etc/nginx/nginx.conf",
+        "os.path.join",
+        "fetchuser",
+        "max_retries",
+        "dead-letter-queue",
+        "max_conn",
+        "`make test`",
     ]:
         assert expected in tokens, expected
 
@@ -64,8 +77,12 @@ _body = st.lists(st.one_of(_word, _token), min_size=1, max_size=25).map(" ".join
 
 
 @settings(max_examples=300, deadline=None)
-@given(target=_body, proposal=_body, reply=st.one_of(st.none(), st.text(max_size=300), _body),
-       action=st.sampled_from(["update", "consolidate"]))
+@given(
+    target=_body,
+    proposal=_body,
+    reply=st.one_of(st.none(), st.text(max_size=300), _body),
+    action=st.sampled_from(["update", "consolidate"]),
+)
 def test_whatever_the_llm_returns_every_source_token_stays_retrievable(target, proposal, reply, action):
     nominee = Nominee(1, "m_x", target, 0.9)
     plan = plan_outcome(proposal, LLMDecision(action, (nominee,), reply), 65536)  # type: ignore[arg-type]
@@ -139,7 +156,7 @@ def test_a_merge_that_drops_one_token_of_twenty_is_refused():
 )
 def test_the_extractor_sees_every_class(text, token):
     assert token in load_bearing_tokens(text)
-    assert not check_merge([text], text.replace(text[text.casefold().index(token):][: len(token)], "")).passed
+    assert not check_merge([text], text.replace(text[text.casefold().index(token) :][: len(token)], "")).passed
 
 
 def test_abbreviations_are_not_identifiers():
@@ -172,9 +189,15 @@ def _one(strategy: st.SearchStrategy[str]) -> st.SearchStrategy[tuple[str, list[
 
 
 _planted = st.one_of(
-    _one(st.builds(lambda scheme, host, port, path: f"{scheme}://{host}.example.com{port}/{path}",
-                   st.sampled_from(["https", "http", "postgresql", "redis", "s3", "ftp"]), _low,
-                   st.sampled_from(["", ":5432", ":8080"]), _low)),
+    _one(
+        st.builds(
+            lambda scheme, host, port, path: f"{scheme}://{host}.example.com{port}/{path}",
+            st.sampled_from(["https", "http", "postgresql", "redis", "s3", "ftp"]),
+            _low,
+            st.sampled_from(["", ":5432", ":8080"]),
+            _low,
+        )
+    ),
     _one(st.builds(lambda a, b, host: f"{a}.{b}@{host}.org", _low, _low, _low)),
     _one(st.dates().map(lambda d: d.isoformat())),
     _one(st.builds(lambda m, d, y: f"{m:02d}/{d:02d}/{y}", st.integers(1, 12), _day, _year)),
@@ -212,8 +235,31 @@ _planted = st.one_of(
     _one(st.builds(lambda a, b: f"`{a} {b}`", _low, _low)),
 )
 _plain = st.sampled_from(
-    ["user", "prefers", "the", "deploy", "runs", "on", "fridays", "cache", "team", "and", "with", "server",
-     "is", "of", "database", "backup", "every", "night", "in", "a", "staging", "lives", "at"]
+    [
+        "user",
+        "prefers",
+        "the",
+        "deploy",
+        "runs",
+        "on",
+        "fridays",
+        "cache",
+        "team",
+        "and",
+        "with",
+        "server",
+        "is",
+        "of",
+        "database",
+        "backup",
+        "every",
+        "night",
+        "in",
+        "a",
+        "staging",
+        "lives",
+        "at",
+    ]
 ).map(lambda word: (word, []))
 _pieces = st.lists(st.one_of(_plain, _planted), min_size=1, max_size=12)
 _separator = st.sampled_from([" ; ", " and ", " | "])
@@ -260,6 +306,7 @@ def test_deleting_any_one_extracted_token_from_a_merge_appends_instead(target, p
 def test_deleting_any_one_content_word_makes_the_guard_fail(pieces, separator):
     body, _ = _assemble(pieces, separator)
     for stem in content_words(body):
+
         def drop(match: re.Match[str]) -> str:
             return " " if stem in content_words(match.group(0)) else match.group(0)
 
@@ -342,13 +389,27 @@ def test_a_skip_into_another_number_sign_unit_or_a_negation_is_refused(target, p
 @pytest.mark.parametrize(
     ("target", "proposal", "merged"),
     [
-        ("The upload limit is 10 MB per file", "The upload limit is 10 MB per file for free users",
-         "The upload limit is 10 GB per file for free users (MB)"),
-        ("The user is allergic to peanuts", "The user is allergic to peanuts and shellfish",
-         "The user is not allergic to peanuts and shellfish"),
-        ("The deploy runs on Fridays", "The deploy runs on Fridays at noon", "The deploy never runs on Fridays at noon"),
+        (
+            "The upload limit is 10 MB per file",
+            "The upload limit is 10 MB per file for free users",
+            "The upload limit is 10 GB per file for free users (MB)",
+        ),
+        (
+            "The user is allergic to peanuts",
+            "The user is allergic to peanuts and shellfish",
+            "The user is not allergic to peanuts and shellfish",
+        ),
+        (
+            "The deploy runs on Fridays",
+            "The deploy runs on Fridays at noon",
+            "The deploy never runs on Fridays at noon",
+        ),
         ("The user likes tea", "The user likes green tea", "The user doesn't like green tea"),
-        ("The account balance is 500 EUR", "The account balance is 500 EUR today", "The account balance is -500 EUR today"),
+        (
+            "The account balance is 500 EUR",
+            "The account balance is 500 EUR today",
+            "The account balance is -500 EUR today",
+        ),
     ],
 )
 def test_an_update_that_changes_a_number_or_adds_a_negation_is_appended(target, proposal, merged):
@@ -363,8 +424,9 @@ def test_the_same_number_with_its_unit_and_a_kept_negation_still_pass():
     assert check_merge(["Runs 10-20 jobs", "Pay 5 percent"], "Runs 10-20 jobs; pay 5 percent.").passed
 
 
-_amount = st.one_of(st.integers(0, 9999).map(str), st.tuples(st.integers(0, 999), st.integers(0, 99)).map(
-    lambda t: f"{t[0]}.{t[1]}"))
+_amount = st.one_of(
+    st.integers(0, 9999).map(str), st.tuples(st.integers(0, 999), st.integers(0, 99)).map(lambda t: f"{t[0]}.{t[1]}")
+)
 _units = ["MB", "GB", "EUR", "USD", "ms", "s", "percent", "kg"]
 
 
@@ -390,8 +452,11 @@ def test_a_number_and_its_unit_are_one_token(amount, units):
     assert check_skip(proposal, f"The quota is {amount} {kept} per user, unchanged").passed
 
 
-_plain_words = st.lists(st.sampled_from(["user", "prefers", "deploy", "api", "runs", "fridays", "cache", "team",
-                                         "likes", "tea"]), min_size=2, max_size=12)
+_plain_words = st.lists(
+    st.sampled_from(["user", "prefers", "deploy", "api", "runs", "fridays", "cache", "team", "likes", "tea"]),
+    min_size=2,
+    max_size=12,
+)
 
 
 @settings(max_examples=200, deadline=None)

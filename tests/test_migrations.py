@@ -318,8 +318,9 @@ def test_008_moves_full_text_into_one_table_per_owner(db_path: Path, folder: Pat
         for owner, namespace in (("alice", "default"), ("alice", "work"), ("bob", "default")):
             lane = conn.execute("INSERT INTO lanes (owner, namespace) VALUES (?, ?)", (owner, namespace)).lastrowid
             lanes[owner, namespace] = lane
-            for i, (body, status) in enumerate([(f"{owner} keeps bees at {namespace}", "live"),
-                                                (f"{owner} kept goats at {namespace}", "retired")]):
+            for i, (body, status) in enumerate(
+                [(f"{owner} keeps bees at {namespace}", "live"), (f"{owner} kept goats at {namespace}", "retired")]
+            ):
                 rowid = conn.execute(
                     "INSERT INTO memories (id, owner, namespace, lane_id, body, norm_key, status, source_job_id,"
                     " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

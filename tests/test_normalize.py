@@ -112,7 +112,11 @@ def test_longer_fact_is_a_different_fact() -> None:
 def test_near_duplicates_are_not_folded() -> None:
     # exact match only: no fuzzy, no punctuation stripping, no plural folding
     base = "User prefers dark roast coffee"
-    for other in ["User prefers dark roast coffee.", "User prefers dark roast coffees", "User prefer dark roast coffee"]:
+    for other in [
+        "User prefers dark roast coffee.",
+        "User prefers dark roast coffees",
+        "User prefer dark roast coffee",
+    ]:
         assert normalize_text(other) != normalize_text(base)
         assert norm_key(other) != norm_key(base)
 

@@ -20,7 +20,8 @@ async def test_forget_and_history_ignore_another_owners_row_that_names_the_memor
     try:
         with conn:  # the damage: bob's memory claims to be folded into alice's
             conn.execute(
-                "UPDATE memories SET status = 'retired', retired_into = ? WHERE id = ?", (alice.memory_id, bob.memory_id)
+                "UPDATE memories SET status = 'retired', retired_into = ? WHERE id = ?",
+                (alice.memory_id, bob.memory_id),
             )
     finally:
         conn.close()

@@ -190,7 +190,9 @@ async def test_scores_are_in_unit_range_best_first_and_min_score_filters(service
 
 async def test_equal_text_gets_equal_score(service: MemoryService) -> None:
     await remember_all(service, "local", [COFFEE, *OTHERS], namespace="first")
-    await remember_all(service, "local", [COFFEE, "Something else entirely: the printer is on floor 3"], namespace="second")
+    await remember_all(
+        service, "local", [COFFEE, "Something else entirely: the printer is on floor 3"], namespace="second"
+    )
     a = await service.recall("local", "coffee roast", namespace="first")
     b = await service.recall("local", "coffee roast", namespace="second")
     again = await service.recall("local", "coffee roast", namespace="first")

@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from memwal_mcp.errors import InvalidInput
 from memwal_mcp.service import MemoryService
 
-CAMPING = ("Melanie said, \"We took the kids camping at the lake.\"", "2023-06-10T18:00:00Z")
-POTTERY = ("Melanie said, \"I signed up for a pottery class on Tuesdays.\"", "2023-07-02T09:30:00Z")
-PAINTING = ("Melanie said, \"I finished painting the sunrise over the lake.\"", "2023-08-20T12:00:00Z")
+CAMPING = ('Melanie said, "We took the kids camping at the lake."', "2023-06-10T18:00:00Z")
+POTTERY = ('Melanie said, "I signed up for a pottery class on Tuesdays."', "2023-07-02T09:30:00Z")
+PAINTING = ('Melanie said, "I finished painting the sunrise over the lake."', "2023-08-20T12:00:00Z")
 
 
 async def _remember_dated(service: MemoryService) -> None:
@@ -56,8 +56,9 @@ async def test_equal_scores_rank_newer_facts_first(make_settings, embedder):
     svc = MemoryService(make_settings(recall={"mode": "lexical"}), embedder=embedder)
     async with svc.running():
         for year in (2021, 2019, 2024, 2020, 2023):
-            await svc.remember("local", f"Ticket {year} is about the garage door", occurred_at=f"{year}-03-01",
-                               wait_ms=10000)
+            await svc.remember(
+                "local", f"Ticket {year} is about the garage door", occurred_at=f"{year}-03-01", wait_ms=10000
+            )
         hits = (await svc.recall("local", "garage door", limit=5)).hits
     assert len({h.score for h in hits}) == 1
     assert [h.text.split()[1] for h in hits] == ["2024", "2023", "2021", "2020", "2019"]
@@ -89,8 +90,12 @@ async def test_star_recalls_across_the_owners_namespaces_only(service: MemorySer
 async def test_every_mode_finds_a_named_fact_and_equal_text_scores_equal(make_settings, embedder, mode):
     svc = MemoryService(make_settings(recall={"mode": mode}, curation={"enabled": False}), embedder=embedder)
     async with svc.running():
-        for text in ["Caroline said, \"I joined the LGBTQ support group.\"", "Caroline said, \"I joined the LGBTQ support group.\"",
-                     "Melanie said, \"The kids love the beach.\"", "Deploys go out on Fridays"]:
+        for text in [
+            'Caroline said, "I joined the LGBTQ support group."',
+            'Caroline said, "I joined the LGBTQ support group."',
+            'Melanie said, "The kids love the beach."',
+            "Deploys go out on Fridays",
+        ]:
             await svc.remember("local", text, wait_ms=10000)
         result = await svc.recall("local", "Which group did Caroline join?", limit=3)
     assert result.hits[0].text.startswith("Caroline said")
@@ -99,13 +104,39 @@ async def test_every_mode_finds_a_named_fact_and_equal_text_scores_equal(make_se
 
 
 _piece = st.one_of(
-    st.sampled_from(['"', "'", "*", ":", "(", ")", "^", "-", "+", "{", "}", "NEAR(", " OR ", " AND ", " NOT ",
-                     "body:", "é", "日本", "🙂", " "]),
+    st.sampled_from(
+        [
+            '"',
+            "'",
+            "*",
+            ":",
+            "(",
+            ")",
+            "^",
+            "-",
+            "+",
+            "{",
+            "}",
+            "NEAR(",
+            " OR ",
+            " AND ",
+            " NOT ",
+            "body:",
+            "é",
+            "日本",
+            "🙂",
+            " ",
+        ]
+    ),
     st.text(min_size=1, max_size=6),
 )
 # The text policy's refusals of a query: control characters, lone surrogates, nothing visible.
-_REFUSALS = ("query is empty", "query contains the control character", "query has nothing visible",
-             "query is not valid Unicode")
+_REFUSALS = (
+    "query is empty",
+    "query contains the control character",
+    "query has nothing visible",
+    "query is not valid Unicode",
+)
 _hostile = st.lists(_piece, min_size=1, max_size=12).map("".join).filter(lambda s: s.strip())
 
 

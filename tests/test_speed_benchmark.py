@@ -7,8 +7,24 @@ from pathlib import Path
 
 from benchmarks import speed
 
-SMALL = ["--queries", "3", "--remembers", "3", "--raw-max", "10", "--fill", "direct", "--curate-sample", "10",
-         "--skip", "cold", "--skip", "stdio", "--skip", "probe"]
+SMALL = [
+    "--queries",
+    "3",
+    "--remembers",
+    "3",
+    "--raw-max",
+    "10",
+    "--fill",
+    "direct",
+    "--curate-sample",
+    "10",
+    "--skip",
+    "cold",
+    "--skip",
+    "stdio",
+    "--skip",
+    "probe",
+]
 
 
 def _run(tmp_path: Path, name: str, *args: str) -> dict:

@@ -19,13 +19,17 @@ def reply(line: bytes) -> types.JSONRPCError:
 def nested(depth: int, inner: str = "") -> bytes:
     """A ping whose params nest `depth` levels deep in all (the request object and params count)."""
     arrays = depth - 2
-    return ('{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":' + "[" * arrays + inner + "]" * arrays + "}}").encode()
+    return (
+        '{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":' + "[" * arrays + inner + "]" * arrays + "}}"
+    ).encode()
 
 
 @pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 1_000, 100_000])
 def test_a_request_nested_too_deep_is_a_parse_error(depth: int) -> None:
     error = reply(nested(depth))
-    assert error.id is None and error.error.code == -32700 and f"more than {MAX_DEPTH} levels deep" in error.error.message
+    assert (
+        error.id is None and error.error.code == -32700 and f"more than {MAX_DEPTH} levels deep" in error.error.message
+    )
 
 
 def test_a_request_nested_just_deep_enough_is_served() -> None:
@@ -45,15 +49,29 @@ def test_a_deep_request_with_a_lone_surrogate_is_a_parse_error_too(depth: int, w
     assert error.error.code == -32700 and "levels deep" in error.error.message, error
 
 
-@pytest.mark.parametrize("line", [b"\xff\xfe", b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"\xc3"}}',
-                                  b"\x00\x01\x02\x80binary", b"\xed\xa0\x80"])  # the last: a surrogate in UTF-8 bytes
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"\xff\xfe",
+        b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"\xc3"}}',
+        b"\x00\x01\x02\x80binary",
+        b"\xed\xa0\x80",
+    ],
+)  # the last: a surrogate in UTF-8 bytes
 def test_a_line_that_is_not_utf8_is_a_parse_error_naming_the_byte(line: bytes) -> None:
     error = reply(line)
     assert error.id is None and error.error.code == -32700 and "not UTF-8 (byte 0x" in error.error.message
 
 
-@pytest.mark.parametrize("line", [b'{"jsonrpc": "2.0", "id": 3, "method": ', b"garbage", b"\x00\x01",
-                                  b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\\ud800",}}'])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc": "2.0", "id": 3, "method": ',
+        b"garbage",
+        b"\x00\x01",
+        b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\\ud800",}}',
+    ],
+)
 def test_a_line_that_is_not_json_is_a_parse_error_without_id(line: bytes) -> None:
     error = reply(line)
     assert error.id is None and error.error.code == -32700 and "not valid JSON" in error.error.message
@@ -81,31 +99,41 @@ def test_json_that_is_not_an_object_is_an_invalid_request(line: bytes) -> None:
     assert error.id is None and error.error.code == -32600
 
 
-@pytest.mark.parametrize(("line", "problem"), [
-    (b'{"jsonrpc": "2.0", "id": "r-1", "method": 12}', "method must be a string"),
-    (b'{"jsonrpc": "1.0", "id": "r-1", "method": "ping"}', 'jsonrpc must be "2.0"'),
-    (b'{"jsonrpc": "2.0", "id": "r-1", "method": "ping", "params": [1]}', "params must be an object"),
-    (b'{"jsonrpc": "2.0", "id": "r-1"}', "no method"),
-])
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (b'{"jsonrpc": "2.0", "id": "r-1", "method": 12}', "method must be a string"),
+        (b'{"jsonrpc": "1.0", "id": "r-1", "method": "ping"}', 'jsonrpc must be "2.0"'),
+        (b'{"jsonrpc": "2.0", "id": "r-1", "method": "ping", "params": [1]}', "params must be an object"),
+        (b'{"jsonrpc": "2.0", "id": "r-1"}', "no method"),
+    ],
+)
 def test_a_malformed_request_gets_invalid_request_with_its_id(line: bytes, problem: str) -> None:
     error = reply(line)
     assert error.id == "r-1" and error.error.code == -32600 and problem in error.error.message
 
 
 def test_a_request_with_a_lone_surrogate_is_served_so_the_tool_can_name_the_argument() -> None:
-    parsed = parse_line(b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", '
-                        b'"params": {"name": "memwal_remember", "arguments": {"text": "a \\ud800 b"}}}')
+    parsed = parse_line(
+        b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", '
+        b'"params": {"name": "memwal_remember", "arguments": {"text": "a \\ud800 b"}}}'
+    )
     assert isinstance(parsed, types.JSONRPCRequest) and parsed.id == 7
     assert parsed.params is not None and parsed.params["arguments"]["text"] == "a \ud800 b"
 
 
-@pytest.mark.parametrize("line", [
-    b'{"jsonrpc": "2.0", "method": "notifications/x", "params": {"t": "\\ud800"}}',  # a notification
-    b'{"jsonrpc": "2.0", "method": 5}',  # a malformed notification
-    b'{"jsonrpc": "2.0", "id": 4, "result": {"t": "\\udfff"}}',  # the client's reply to a server request
-    b'{"jsonrpc": "2.0", "id": 1.5, "result": {}}',
-    b"", b"   \r\n", b"\n",  # blank lines
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc": "2.0", "method": "notifications/x", "params": {"t": "\\ud800"}}',  # a notification
+        b'{"jsonrpc": "2.0", "method": 5}',  # a malformed notification
+        b'{"jsonrpc": "2.0", "id": 4, "result": {"t": "\\udfff"}}',  # the client's reply to a server request
+        b'{"jsonrpc": "2.0", "id": 1.5, "result": {}}',
+        b"",
+        b"   \r\n",
+        b"\n",  # blank lines
+    ],
+)
 def test_nothing_is_answered_to_notifications_replies_and_blank_lines(line: bytes) -> None:
     parsed = parse_line(line)
     assert not isinstance(parsed, Reply), parsed

@@ -97,9 +97,12 @@ def test_the_model_that_made_the_stored_vectors_is_named(tmp_path: Path):
 
 def test_damage_is_reported_with_the_counts(tmp_path: Path):
     path = _migrated(tmp_path / "memwal.db")
-    _execute(path, "INSERT INTO lanes (id, owner, namespace) VALUES (1, 'local', 'default')",
-             "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, status, decision, memory_id,"
-             " created_at, updated_at) VALUES ('j_1', 'local', 'default', 1, 'x', 'done', 'created', 'm_gone', 0, 0)")
+    _execute(
+        path,
+        "INSERT INTO lanes (id, owner, namespace) VALUES (1, 'local', 'default')",
+        "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, status, decision, memory_id,"
+        " created_at, updated_at) VALUES ('j_1', 'local', 'default', 1, 'x', 'done', 'created', 'm_gone', 0, 0)",
+    )
     database = probe_database(path)
     assert database is not None and database.integrity is not None
     missing = [p for p in database.integrity.problems if p.code == "job_memory_missing"]
@@ -137,8 +140,11 @@ def test_an_empty_sqlite_file_has_every_migration_pending(tmp_path: Path):
     assert database.integrity is None
 
 
-@pytest.mark.parametrize("content", [b"not a database, just text\n" * 200, b"SQLite format 3\x00" + b"\xff" * 4080],
-                         ids=["text", "bad-header"])
+@pytest.mark.parametrize(
+    "content",
+    [b"not a database, just text\n" * 200, b"SQLite format 3\x00" + b"\xff" * 4080],
+    ids=["text", "bad-header"],
+)
 def test_a_file_that_is_not_a_database_is_unopenable_and_left_as_it_was(tmp_path: Path, content: bytes):
     path = tmp_path / "memwal.db"
     path.write_bytes(content)

@@ -122,7 +122,9 @@ class Source:
 
 
 @asynccontextmanager
-async def opened(db: Path, embedder: FastEmbedEmbedder, worker: bool = True, **overrides: Any) -> AsyncIterator[MemoryService]:
+async def opened(
+    db: Path, embedder: FastEmbedEmbedder, worker: bool = True, **overrides: Any
+) -> AsyncIterator[MemoryService]:
     svc = MemoryService(load_settings(db_path=db, **overrides), embedder=embedder)
     async with svc.running(worker=worker):
         yield svc
@@ -190,7 +192,9 @@ def full_text_rows(db: Path) -> list[tuple]:
         for owner, name in fts.tables(conn).items():
             found += conn.execute(
                 f"SELECT m.id, ?, l.namespace, f.body FROM {name} f JOIN memories m ON m.rowid = f.rowid"
-                " JOIN lanes l ON 'l' || l.id = f.lane", (owner,)).fetchall()
+                " JOIN lanes l ON 'l' || l.id = f.lane",
+                (owner,),
+            ).fetchall()
         return sorted(found)
     finally:
         conn.close()
@@ -212,15 +216,26 @@ def state(db: Path) -> dict[str, list[tuple]]:
     """Everything an export carries, keyed by public ids (not rowids), plus the FTS rows."""
     return {
         "lanes": rows(db, "SELECT owner, namespace FROM lanes ORDER BY owner, namespace"),
-        "jobs": rows(db, "SELECT id, owner, namespace, text, idempotency_key, status, attempts, decision, memory_id,"
-                         " error, occurred_at, created_at, updated_at FROM remember_jobs ORDER BY seq"),
-        "memories": rows(db, "SELECT id, owner, namespace, body, norm_key, status, retired_into, source_job_id,"
-                             " occurrences, occurred_at, created_at, updated_at FROM memories"
-                             " WHERE status != 'forgotten' ORDER BY id"),
-        "revisions": rows(db, "SELECT m.id, r.body, r.decision, r.job_id, r.llm_model, r.guard, r.merged_ids,"
-                              " r.created_at FROM memory_revisions r JOIN memories m ON m.rowid = r.memory_rowid"
-                              " ORDER BY m.id, r.id"),
-        "forgotten": rows(db, "SELECT memory_id, owner, namespace, jobs, forgotten_at FROM forgotten ORDER BY memory_id"),
+        "jobs": rows(
+            db,
+            "SELECT id, owner, namespace, text, idempotency_key, status, attempts, decision, memory_id,"
+            " error, occurred_at, created_at, updated_at FROM remember_jobs ORDER BY seq",
+        ),
+        "memories": rows(
+            db,
+            "SELECT id, owner, namespace, body, norm_key, status, retired_into, source_job_id,"
+            " occurrences, occurred_at, created_at, updated_at FROM memories"
+            " WHERE status != 'forgotten' ORDER BY id",
+        ),
+        "revisions": rows(
+            db,
+            "SELECT m.id, r.body, r.decision, r.job_id, r.llm_model, r.guard, r.merged_ids,"
+            " r.created_at FROM memory_revisions r JOIN memories m ON m.rowid = r.memory_rowid"
+            " ORDER BY m.id, r.id",
+        ),
+        "forgotten": rows(
+            db, "SELECT memory_id, owner, namespace, jobs, forgotten_at FROM forgotten ORDER BY memory_id"
+        ),
         "fts": full_text_rows(db),
         "vectors": rows(db, "SELECT id FROM memories WHERE status = 'live' AND vector_model IS NOT NULL ORDER BY id"),
     }
@@ -293,10 +308,19 @@ async def test_the_export_is_documented_jsonl_and_keeps_forgotten_text_out(
     erased = [r for r in body if r["type"] == "job" and r["memory_id"] == source.secret_id]
     assert len(erased) == 2 and all(r["text"] == "" and r["decision"] == "forgotten" for r in erased)
     # The tombstone carries the emptied memory's bookkeeping (never a body), so an import keeps its row.
-    assert tombstone == {"type": "tombstone", "memory_id": source.secret_id, "owner": "local", "namespace": "home",
-                         "jobs": 2, "forgotten_at": tombstone["forgotten_at"], "source_job_id": erased[0]["id"],
-                         "retired_into": None, "occurred_at": None, "created_at": tombstone["created_at"],
-                         "updated_at": tombstone["forgotten_at"]}
+    assert tombstone == {
+        "type": "tombstone",
+        "memory_id": source.secret_id,
+        "owner": "local",
+        "namespace": "home",
+        "jobs": 2,
+        "forgotten_at": tombstone["forgotten_at"],
+        "source_job_id": erased[0]["id"],
+        "retired_into": None,
+        "occurred_at": None,
+        "created_at": tombstone["created_at"],
+        "updated_at": tombstone["forgotten_at"],
+    }
     assert source.secret_id not in {r["id"] for r in body if r["type"] == "memory"}
     assert {r["status"] for r in body if r["type"] == "memory"} == {"live", "retired"}
     assert any(r["type"] == "revision" and r["body"] == STAGING for r in body)
@@ -304,7 +328,7 @@ async def test_the_export_is_documented_jsonl_and_keeps_forgotten_text_out(
     assert all(isinstance(r["created_at"], float) for r in body if "created_at" in r)
     doc = (Path(__file__).parent.parent / "docs" / "export-format.md").read_text(encoding="utf-8")
     for record in lines:  # every record type and field is documented
-        assert f'`{record["type"]}`' in doc
+        assert f"`{record['type']}`" in doc
         for name in record:
             assert f"`{name}`" in doc, (record["type"], name)
 
@@ -420,12 +444,14 @@ async def test_a_tombstone_erases_what_an_older_backup_brought_back(embedder: Fa
         await import_file(svc, tmp_path / "before.jsonl", owner="local")  # the old backup again
         await wait_until_embedded(svc, None)
         # min_score=0: every live fact is a candidate, related or not; only the kept one is live.
-        assert [h.id for h in (await svc.recall("local", "vault cabinet", limit=5, min_score=0)).hits] == [kept.memory_id]
+        assert [h.id for h in (await svc.recall("local", "vault cabinet", limit=5, min_score=0)).hits] == [
+            kept.memory_id
+        ]
         assert (await svc.history("local", secret.memory_id)).status == "forgotten"
         # The old key left with the forgotten text: used again, it files the new fact.
         again = await svc.remember("local", "The vault moved to the blue cabinet", idempotency_key="k-vault")
         assert not again.replayed and again.job.text == "The vault moved to the blue cabinet"
-    for table, in rows(target, "SELECT name FROM sqlite_master WHERE type = 'table'"):
+    for (table,) in rows(target, "SELECT name FROM sqlite_master WHERE type = 'table'"):
         if not table.startswith("memory_vectors_"):
             assert not any("Zyxwvut" in str(v) for row in rows(target, f'SELECT * FROM "{table}"') for v in row), table
 
@@ -452,13 +478,34 @@ def hand_made_export(path: Path, bodies: list[str]) -> None:
         {"type": "lane", "owner": "local", "namespace": "default"},
     ]
     for n, body in enumerate(bodies):
-        lines.append({"type": "job", "id": f"j_{n:016x}", "owner": "local", "namespace": "default", "text": body,
-                      "status": "done", "decision": "created", "memory_id": f"m_{n:016x}",
-                      "created_at": 1.0e9 + n, "updated_at": 1.0e9 + n})
+        lines.append(
+            {
+                "type": "job",
+                "id": f"j_{n:016x}",
+                "owner": "local",
+                "namespace": "default",
+                "text": body,
+                "status": "done",
+                "decision": "created",
+                "memory_id": f"m_{n:016x}",
+                "created_at": 1.0e9 + n,
+                "updated_at": 1.0e9 + n,
+            }
+        )
     for n, body in enumerate(bodies):
-        lines.append({"type": "memory", "id": f"m_{n:016x}", "owner": "local", "namespace": "default", "body": body,
-                      "status": "live", "source_job_id": f"j_{n:016x}", "created_at": 1.0e9 + n,
-                      "updated_at": 1.0e9 + n})
+        lines.append(
+            {
+                "type": "memory",
+                "id": f"m_{n:016x}",
+                "owner": "local",
+                "namespace": "default",
+                "body": body,
+                "status": "live",
+                "source_job_id": f"j_{n:016x}",
+                "created_at": 1.0e9 + n,
+                "updated_at": 1.0e9 + n,
+            }
+        )
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
 
@@ -472,8 +519,11 @@ async def test_one_body_the_model_refuses_does_not_hold_back_the_other_imported_
         await import_file(svc, path, owner="local")
         # The refused body is set aside (not retried on every idle pass); the others get vectors.
         assert await wait_until_embedded(svc, None, stall_s=3) == 0
-        marks = dict(await svc.db.read(lambda conn: conn.execute(
-            "SELECT body, vector_model FROM memories WHERE status = 'live'").fetchall()))
+        marks = dict(
+            await svc.db.read(
+                lambda conn: conn.execute("SELECT body, vector_model FROM memories WHERE status = 'live'").fetchall()
+            )
+        )
         assert marks["POISON pill"] == "-"
         assert marks["The boiler is serviced every October"] == marks["The bins go out on Tuesday"] != "-"
         found = await svc.recall("local", "POISON pill", limit=1)
@@ -483,8 +533,12 @@ async def test_one_body_the_model_refuses_does_not_hold_back_the_other_imported_
 # --- foreign files ----------------------------------------------------------------
 
 MEMORY_JSON = [
-    {"type": "entity", "name": "John_Smith", "entityType": "person",
-     "observations": ["Speaks fluent Spanish", "Graduated in 2019"]},
+    {
+        "type": "entity",
+        "name": "John_Smith",
+        "entityType": "person",
+        "observations": ["Speaks fluent Spanish", "Graduated in 2019"],
+    },
     {"type": "entity", "name": "Anthropic", "entityType": "organization", "observations": ["Builds Claude"]},
     {"type": "relation", "from": "John_Smith", "to": "Anthropic", "relationType": "works_at"},
 ]
@@ -497,11 +551,13 @@ async def test_memory_json_entities_and_relations_import_once(service: MemorySer
     summary = await import_file(service, path, owner="local", namespace="graph")
     assert summary.kind == "memory-json" and summary.added == {"job": 3} and not summary.failed
     texts = sorted(m.text for m in (await service.list("local", limit=50)).items)
-    assert texts == sorted([
-        "John_Smith (person)\n- Speaks fluent Spanish\n- Graduated in 2019",
-        "Anthropic (organization)\n- Builds Claude",
-        "John_Smith works_at Anthropic",
-    ])
+    assert texts == sorted(
+        [
+            "John_Smith (person)\n- Speaks fluent Spanish\n- Graduated in 2019",
+            "Anthropic (organization)\n- Builds Claude",
+            "John_Smith works_at Anthropic",
+        ]
+    )
     hits = (await service.recall("local", "Who speaks Spanish?", limit=1, namespace="graph")).hits
     assert hits[0].text.startswith("John_Smith (person)")
     hits = (await service.recall("local", "where does John Smith work", limit=3, namespace="graph")).hits

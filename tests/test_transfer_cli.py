@@ -99,8 +99,14 @@ def test_export_never_writes_onto_the_database_or_its_sidecars(small_db: Path, t
     link.symlink_to(small_db)
     hard = tmp_path / "hard.db"
     os.link(small_db, hard)
-    spellings = [small_db, Path(f"{small_db}-wal"), Path(f"{small_db}-shm"), link, hard,
-                 tmp_path / "sub" / ".." / small_db.name]
+    spellings = [
+        small_db,
+        Path(f"{small_db}-wal"),
+        Path(f"{small_db}-shm"),
+        link,
+        hard,
+        tmp_path / "sub" / ".." / small_db.name,
+    ]
     (tmp_path / "sub").mkdir()
     for target in spellings:
         for force in ([], ["--force"]):
@@ -154,9 +160,16 @@ def alice(tmp_path: Path) -> Alice:
     return Alice(db, made["memory_id"], made["job_id"], gone["memory_id"])
 
 
-def bob_records(extra: list[dict[str, Any]] | None = None, *, retired_into: str | None = None,
-                job_memory: str | None = None, merged: list[str] | None = None, revision_job: str | None = None,
-                source_job: str | None = None, tombstone: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def bob_records(
+    extra: list[dict[str, Any]] | None = None,
+    *,
+    retired_into: str | None = None,
+    job_memory: str | None = None,
+    merged: list[str] | None = None,
+    revision_job: str | None = None,
+    source_job: str | None = None,
+    tombstone: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """A well-formed one-owner export of bob's: two memories (one consolidated into the other),
     with one reference optionally pointed elsewhere."""
     t = 1.8e9
@@ -165,20 +178,58 @@ def bob_records(extra: list[dict[str, Any]] | None = None, *, retired_into: str 
     records: list[dict[str, Any]] = [
         {"type": "header", "format": "memwal-export", "version": 1, "exported_at": t, "owners": ["bob"]},
         {"type": "lane", **base},
-        {**job, "id": "j_b000000000000001", "text": "Bob parks on level 2", "decision": "created",
-         "memory_id": "m_b000000000000001"},
-        {**job, "id": "j_b000000000000002", "text": "Bob parks on level two", "decision": "created",
-         "memory_id": "m_b000000000000002"},
-        {**job, "id": "j_b000000000000003", "text": "Bob always parks on level 2", "decision": "consolidated",
-         "memory_id": job_memory or "m_b000000000000001"},
-        {**base, "type": "memory", "id": "m_b000000000000001", "body": "Bob parks on level 2 (level two)",
-         "status": "live", "source_job_id": source_job or "j_b000000000000001", "created_at": t, "updated_at": t},
-        {**base, "type": "memory", "id": "m_b000000000000002", "body": "Bob parks on level two", "status": "retired",
-         "retired_into": retired_into or "m_b000000000000001", "source_job_id": "j_b000000000000002",
-         "created_at": t, "updated_at": t},
-        {"type": "revision", "owner": "bob", "memory_id": "m_b000000000000001", "body": "Bob parks on level 2",
-         "decision": "consolidated", "job_id": revision_job or "j_b000000000000003",
-         "merged_ids": merged or ["m_b000000000000002"], "created_at": t},
+        {
+            **job,
+            "id": "j_b000000000000001",
+            "text": "Bob parks on level 2",
+            "decision": "created",
+            "memory_id": "m_b000000000000001",
+        },
+        {
+            **job,
+            "id": "j_b000000000000002",
+            "text": "Bob parks on level two",
+            "decision": "created",
+            "memory_id": "m_b000000000000002",
+        },
+        {
+            **job,
+            "id": "j_b000000000000003",
+            "text": "Bob always parks on level 2",
+            "decision": "consolidated",
+            "memory_id": job_memory or "m_b000000000000001",
+        },
+        {
+            **base,
+            "type": "memory",
+            "id": "m_b000000000000001",
+            "body": "Bob parks on level 2 (level two)",
+            "status": "live",
+            "source_job_id": source_job or "j_b000000000000001",
+            "created_at": t,
+            "updated_at": t,
+        },
+        {
+            **base,
+            "type": "memory",
+            "id": "m_b000000000000002",
+            "body": "Bob parks on level two",
+            "status": "retired",
+            "retired_into": retired_into or "m_b000000000000001",
+            "source_job_id": "j_b000000000000002",
+            "created_at": t,
+            "updated_at": t,
+        },
+        {
+            "type": "revision",
+            "owner": "bob",
+            "memory_id": "m_b000000000000001",
+            "body": "Bob parks on level 2",
+            "decision": "consolidated",
+            "job_id": revision_job or "j_b000000000000003",
+            "merged_ids": merged or ["m_b000000000000002"],
+            "created_at": t,
+        },
     ]
     if tombstone is not None:
         records.append({"type": "tombstone", **base, "jobs": 0, "forgotten_at": t, **tombstone})
@@ -195,8 +246,17 @@ def bob_records(extra: list[dict[str, Any]] | None = None, *, retired_into: str 
         ({"revision_job": "ALICE_JOB"}, 8, "job_id"),
         ({"source_job": "ALICE_JOB"}, 6, "source_job_id"),
         ({"tombstone": {"memory_id": "m_b000000000000009", "source_job_id": "ALICE_JOB"}}, 9, "source_job_id"),
-        ({"tombstone": {"memory_id": "m_b000000000000009", "source_job_id": "j_b000000000000001",
-                        "retired_into": "ALICE"}}, 9, "retired_into"),
+        (
+            {
+                "tombstone": {
+                    "memory_id": "m_b000000000000009",
+                    "source_job_id": "j_b000000000000001",
+                    "retired_into": "ALICE",
+                }
+            },
+            9,
+            "retired_into",
+        ),
         ({"tombstone": {"memory_id": "ALICE"}}, 9, "already exists"),
     ],
 )
@@ -232,16 +292,42 @@ def test_bobs_own_import_is_accepted_and_stays_out_of_alices_history_and_forget(
 def test_a_refusal_after_many_good_records_stores_none_of_them(alice: Alice, tmp_path: Path):
     t = 1.8e9
     records = bob_records()
-    jobs = [{"type": "job", "id": f"j_c{n:015x}", "owner": "bob", "namespace": "default", "text": f"Fact {n}",
-             "status": "queued", "created_at": t + n, "updated_at": t + n} for n in range(600)]
+    jobs = [
+        {
+            "type": "job",
+            "id": f"j_c{n:015x}",
+            "owner": "bob",
+            "namespace": "default",
+            "text": f"Fact {n}",
+            "status": "queued",
+            "created_at": t + n,
+            "updated_at": t + n,
+        }
+        for n in range(600)
+    ]
     records[5:5] = jobs  # well past any batch size, before the memories
-    records.append({"type": "memory", "id": "m_c000000000000001", "owner": "bob", "namespace": "default",
-                    "body": "Bob's spare key is under the mat", "status": "retired", "retired_into": alice.memory,
-                    "source_job_id": "j_c000000000000000", "created_at": t, "updated_at": t})
+    records.append(
+        {
+            "type": "memory",
+            "id": "m_c000000000000001",
+            "owner": "bob",
+            "namespace": "default",
+            "body": "Bob's spare key is under the mat",
+            "status": "retired",
+            "retired_into": alice.memory,
+            "source_job_id": "j_c000000000000000",
+            "created_at": t,
+            "updated_at": t,
+        }
+    )
     path = write_jsonl(tmp_path / "bob.jsonl", records)
     before = dump(alice.db)
-    refused(cli("import", str(path), db=alice.db, owner="bob"), f"line {len(records)}:", alice.memory,
-            "nothing was imported")
+    refused(
+        cli("import", str(path), db=alice.db, owner="bob"),
+        f"line {len(records)}:",
+        alice.memory,
+        "nothing was imported",
+    )
     assert dump(alice.db) == before
 
 
@@ -306,8 +392,11 @@ async def everything(tmp_path_factory: pytest.TempPathFactory, embedder: FastEmb
             env.delenv(name)
         env.setenv("XDG_CONFIG_HOME", str(folder / "xdg-config"))
         with ScriptedLLM(_script) as llm:
-            settings = load_settings(db_path=db, llm={"base_url": llm.base_url, "model": "scripted", "timeout_s": 5},
-                                     curation={"nominator_threshold": 0.5})
+            settings = load_settings(
+                db_path=db,
+                llm={"base_url": llm.base_url, "model": "scripted", "timeout_s": 5},
+                curation={"nominator_threshold": 0.5},
+            )
             svc = MemoryService(settings, embedder=embedder)
             async with svc.running():
 
@@ -417,8 +506,18 @@ LANE = {"type": "lane", "owner": "local", "namespace": "default"}
 
 
 def job_line(text: str) -> str:
-    return json.dumps({"type": "job", "id": "j_0000000000000001", "owner": "local", "namespace": "default",
-                       "text": text, "status": "queued", "created_at": 1.8e9, "updated_at": 1.8e9})
+    return json.dumps(
+        {
+            "type": "job",
+            "id": "j_0000000000000001",
+            "owner": "local",
+            "namespace": "default",
+            "text": text,
+            "status": "queued",
+            "created_at": 1.8e9,
+            "updated_at": 1.8e9,
+        }
+    )
 
 
 @pytest.mark.parametrize(
@@ -426,19 +525,47 @@ def job_line(text: str) -> str:
     [
         ("notes.md", b"- Standup is at 9:30\n- Caf\xe9 on the corner\n", [], ["line 2", "byte 26", "0xe9", "UTF-8"]),
         ("notes.txt", b"\xef\xbb\xbfLunch is at noon\xff\n", [], ["line 1", "byte 19", "0xff"]),
-        ("memory.json", b'{"type":"entity","name":"A","observations":[]}\n{"type":"entity","name":"\xc3"}\n', [],
-         ["line 2", "byte 72", "0xc3"]),
-        ("export.jsonl", (json.dumps(HEADER) + "\n" + json.dumps(LANE) + "\n" + job_line("caf\u00e9") + "\n")
-         .encode().replace(b"\\u00e9", b"\xe9"), [], ["line 3", "0xe9"]),
+        (
+            "memory.json",
+            b'{"type":"entity","name":"A","observations":[]}\n{"type":"entity","name":"\xc3"}\n',
+            [],
+            ["line 2", "byte 72", "0xc3"],
+        ),
+        (
+            "export.jsonl",
+            (json.dumps(HEADER) + "\n" + json.dumps(LANE) + "\n" + job_line("caf\u00e9") + "\n")
+            .encode()
+            .replace(b"\\u00e9", b"\xe9"),
+            [],
+            ["line 3", "0xe9"],
+        ),
         ("binary.bin", b"\x00\x01\x80\x81\xfe", ["--format", "text"], ["line 1", "byte 2", "0x80"]),
         ("deep.jsonl", (json.dumps(HEADER) + "\n" + "[" * 100_000 + "\n").encode(), [], ["line 2", "nested"]),
-        ("huge.jsonl", (json.dumps(HEADER) + "\n" + '{"type":"lane","n":' + "9" * 5000 + "}\n").encode(), [],
-         ["line 2", "not valid JSON"]),
-        ("surrogate.jsonl", (json.dumps(HEADER) + "\n" + json.dumps(LANE) + "\n" + job_line("half \ud800 a pair")
-                             + "\n").encode(), [], ["line 3", "text", "lone surrogate"]),
-        ("nan.jsonl", (json.dumps(HEADER) + "\n" + json.dumps(LANE) + "\n"
-                       + job_line("fine").replace("1800000000.0, \"updated_at", "NaN, \"updated_at") + "\n").encode(),
-         [], ["line 3", "created_at"]),
+        (
+            "huge.jsonl",
+            (json.dumps(HEADER) + "\n" + '{"type":"lane","n":' + "9" * 5000 + "}\n").encode(),
+            [],
+            ["line 2", "not valid JSON"],
+        ),
+        (
+            "surrogate.jsonl",
+            (json.dumps(HEADER) + "\n" + json.dumps(LANE) + "\n" + job_line("half \ud800 a pair") + "\n").encode(),
+            [],
+            ["line 3", "text", "lone surrogate"],
+        ),
+        (
+            "nan.jsonl",
+            (
+                json.dumps(HEADER)
+                + "\n"
+                + json.dumps(LANE)
+                + "\n"
+                + job_line("fine").replace('1800000000.0, "updated_at', 'NaN, "updated_at')
+                + "\n"
+            ).encode(),
+            [],
+            ["line 3", "created_at"],
+        ),
     ],
 )
 def test_a_malformed_import_file_is_a_one_line_error_and_stores_nothing(
@@ -461,9 +588,15 @@ def test_unusable_export_and_backup_destinations_are_one_line_errors(small_db: P
         refused(cli("export", "/proc/memwal-export.jsonl", db=small_db), "cannot write the export")
         refused(cli("backup", "/proc/memwal-backup.db", db=small_db), "cannot write the backup")
     with open("/dev/full", "w") as full:
-        done = subprocess.run([str(MEMWAL), "export", "-"], stdout=full, stderr=subprocess.PIPE, text=True,
-                              env={k: v for k, v in os.environ.items() if not k.startswith("MEMWAL_")}
-                              | {"MEMWAL_DB_PATH": str(small_db), "MEMWAL_EMBEDDING__MODEL": "none"}, timeout=120)
+        done = subprocess.run(
+            [str(MEMWAL), "export", "-"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={k: v for k, v in os.environ.items() if not k.startswith("MEMWAL_")}
+            | {"MEMWAL_DB_PATH": str(small_db), "MEMWAL_EMBEDDING__MODEL": "none"},
+            timeout=120,
+        )
     refused(done, "cannot write the export to stdout")
     assert plain.read_text(encoding="utf-8") == "a file, not a folder\n"
     check_passes(small_db)
@@ -473,19 +606,44 @@ def test_unusable_export_and_backup_destinations_are_one_line_errors(small_db: P
 
 
 def _done_job(text: str, **fields: Any) -> dict[str, Any]:
-    return {"type": "job", "id": "j_0000000000000002", "owner": "local", "namespace": "default", "text": text,
-            "status": "done", "decision": "created", "memory_id": "m_0000000000000002",
-            "created_at": 1.8e9, "updated_at": 1.8e9, **fields}
+    return {
+        "type": "job",
+        "id": "j_0000000000000002",
+        "owner": "local",
+        "namespace": "default",
+        "text": text,
+        "status": "done",
+        "decision": "created",
+        "memory_id": "m_0000000000000002",
+        "created_at": 1.8e9,
+        "updated_at": 1.8e9,
+        **fields,
+    }
 
 
 def _memory(body: str) -> dict[str, Any]:
-    return {"type": "memory", "id": "m_0000000000000002", "owner": "local", "namespace": "default", "body": body,
-            "status": "live", "source_job_id": "j_0000000000000002", "created_at": 1.8e9, "updated_at": 1.8e9}
+    return {
+        "type": "memory",
+        "id": "m_0000000000000002",
+        "owner": "local",
+        "namespace": "default",
+        "body": body,
+        "status": "live",
+        "source_job_id": "j_0000000000000002",
+        "created_at": 1.8e9,
+        "updated_at": 1.8e9,
+    }
 
 
 def _revision(body: str) -> dict[str, Any]:
-    return {"type": "revision", "owner": "local", "memory_id": "m_0000000000000002", "body": body,
-            "decision": "updated", "created_at": 1.8e9}
+    return {
+        "type": "revision",
+        "owner": "local",
+        "memory_id": "m_0000000000000002",
+        "body": body,
+        "decision": "updated",
+        "created_at": 1.8e9,
+    }
 
 
 @pytest.mark.parametrize(

@@ -55,7 +55,9 @@ def test_lone_surrogate() -> None:
         validation.text("abc \ud800 def", 1000)
 
 
-@pytest.mark.parametrize(("char", "code"), [("\x00", "U+0000"), ("\x1b", "U+001B"), ("\x7f", "U+007F"), ("\x85", "U+0085")])
+@pytest.mark.parametrize(
+    ("char", "code"), [("\x00", "U+0000"), ("\x1b", "U+001B"), ("\x7f", "U+007F"), ("\x85", "U+0085")]
+)
 def test_control_characters(char: str, code: str) -> None:
     with pytest.raises(InvalidInput, match=rf"^text contains the control character {re.escape(code)} at position 2"):
         validation.text(f"ab{char}cd", 1000)
@@ -85,8 +87,11 @@ def test_every_refused_control_character_is_refused_by_name(argument: str, char:
 
 
 def test_a_carriage_return_is_refused_with_the_fix() -> None:
-    with pytest.raises(InvalidInput, match=r"^text contains the control character U\+000D at position 1; remove it "
-                                           r"\(use \\n alone for line breaks\)$"):
+    with pytest.raises(
+        InvalidInput,
+        match=r"^text contains the control character U\+000D at position 1; remove it "
+        r"\(use \\n alone for line breaks\)$",
+    ):
         validation.text("a\rb", 1000)
 
 
@@ -96,8 +101,19 @@ def test_a_key_is_one_line(value: str) -> None:
         validation.idempotency_key(value)
 
 
-INVISIBLE = ["\u200b\u200b", "\u202e", "\u200e\u200f", "\ufeff", "\u2060 \u200d", "\u00ad", "\u3164", "\ufe0f",
-             "\U000e0041\U000e007f", "\u2800\u2800", " \u200b\n\u2028"]
+INVISIBLE = [
+    "\u200b\u200b",
+    "\u202e",
+    "\u200e\u200f",
+    "\ufeff",
+    "\u2060 \u200d",
+    "\u00ad",
+    "\u3164",
+    "\ufe0f",
+    "\U000e0041\U000e007f",
+    "\u2800\u2800",
+    " \u200b\n\u2028",
+]
 
 
 @pytest.mark.parametrize("value", INVISIBLE, ids=[ascii(v) for v in INVISIBLE])
@@ -117,9 +133,14 @@ def test_invisible_characters_beside_visible_ones_are_kept(value: str) -> None:
 
 
 # Letters and symbols that render blank (Hangul fillers, the blank Braille cell) are left out: they are not content.
-@given(st.text(st.characters(categories=("L", "N", "P", "S"), exclude_characters="\u115f\u1160\u3164\uffa0\u2800"),
-               min_size=1, max_size=20),
-       st.text(st.sampled_from(["\u200b", "\u202e", " ", "\n", "\ufeff", "\u2060"]), max_size=5))
+@given(
+    st.text(
+        st.characters(categories=("L", "N", "P", "S"), exclude_characters="\u115f\u1160\u3164\uffa0\u2800"),
+        min_size=1,
+        max_size=20,
+    ),
+    st.text(st.sampled_from(["\u200b", "\u202e", " ", "\n", "\ufeff", "\u2060"]), max_size=5),
+)
 def test_any_letter_digit_punctuation_or_symbol_is_visible_content(visible: str, invisible: str) -> None:
     value = invisible + visible + invisible
     assert validation.text(value, 10_000) == value
@@ -174,10 +195,12 @@ def test_invalid_min_score(value: object) -> None:
 async def test_a_query_is_held_to_the_same_characters_as_stored_text(service) -> None:
     """A query with characters no stored text can hold is refused, naming it, as the text would be."""
     await service.remember(OWNER, "The backup runs at midnight", wait_ms=10000)
-    for query, problem in [("backup\x00 midnight", r"control character U\+0000 at position 6"),
-                           ("\x1b[31mbackup\x1b[0m", r"control character U\+001B at position 0"),
-                           ("backup \ud800 midnight", r"not valid Unicode: lone surrogate U\+D800 at position 7"),
-                           ("backup\r\nmidnight", r"control character U\+000D at position 6")]:
+    for query, problem in [
+        ("backup\x00 midnight", r"control character U\+0000 at position 6"),
+        ("\x1b[31mbackup\x1b[0m", r"control character U\+001B at position 0"),
+        ("backup \ud800 midnight", r"not valid Unicode: lone surrogate U\+D800 at position 7"),
+        ("backup\r\nmidnight", r"control character U\+000D at position 6"),
+    ]:
         with pytest.raises(InvalidInput, match=rf"^query (is|contains the) .*{problem}"):
             await service.recall(OWNER, query, limit=1)
     assert (await service.recall(OWNER, "backup\tmidnight", limit=1)).hits[0].text == "The backup runs at midnight"
@@ -323,9 +346,7 @@ async def test_text_with_tabs_and_newlines_is_stored_verbatim(service: MemorySer
     assert result.hits and result.hits[0].text == value
 
 
-async def test_text_exactly_at_limit_is_accepted(
-    make_settings: Callable[..., Any], embedder: Any
-) -> None:
+async def test_text_exactly_at_limit_is_accepted(make_settings: Callable[..., Any], embedder: Any) -> None:
     settings = make_settings(limits={"max_text_bytes": 64})
     svc = MemoryService(settings, embedder=embedder)
     async with svc.running(worker=False):

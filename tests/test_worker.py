@@ -88,8 +88,7 @@ async def test_two_workers_curate_every_job_exactly_once(
     assert all(attempts == 0 for *_, attempts in jobs)  # no failed attempt, no second pass
 
     mems = {
-        m[0]: m[1:]
-        for m in rows(path, "SELECT id, namespace, body, occurrences, source_job_id, status FROM memories")
+        m[0]: m[1:] for m in rows(path, "SELECT id, namespace, body, occurrences, source_job_id, status FROM memories")
     }
     jobs_per_memory: dict[str, list[tuple]] = defaultdict(list)
     for job in jobs:
@@ -232,9 +231,7 @@ async def test_worker_waits_for_a_live_foreign_lease_to_expire(
     [job_id] = await queue_jobs(settings, embedder, [("default", COFFEE)])
     conn = connect(settings.db_path)
     try:
-        conn.execute(
-            "UPDATE lanes SET lease_holder = 'other-host:1:cafe', lease_expires_at = ?", (time.time() + 1.0,)
-        )
+        conn.execute("UPDATE lanes SET lease_holder = 'other-host:1:cafe', lease_expires_at = ?", (time.time() + 1.0,))
     finally:
         conn.close()
     svc = MemoryService(settings, embedder=embedder)
@@ -386,8 +383,9 @@ async def test_a_worker_that_loses_its_lease_mid_lane_stops_and_leaves_the_rest_
         if batches == 1:
             conn = connect(settings.db_path)
             try:
-                conn.execute("UPDATE lanes SET lease_holder = 'worker-elsewhere', lease_expires_at = ?",
-                             (time.time() + 600,))
+                conn.execute(
+                    "UPDATE lanes SET lease_holder = 'worker-elsewhere', lease_expires_at = ?", (time.time() + 600,)
+                )
                 conn.commit()
             finally:
                 conn.close()

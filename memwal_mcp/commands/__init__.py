@@ -34,5 +34,20 @@ from . import (
 )
 
 COMMANDS: tuple[ModuleType, ...] = (
-    serve, remember, recall, status, list_cmd, history, forget, undo, stats, export_cmd, import_cmd, check, backup, doctor, token, reindex
+    serve,
+    remember,
+    recall,
+    status,
+    list_cmd,
+    history,
+    forget,
+    undo,
+    stats,
+    export_cmd,
+    import_cmd,
+    check,
+    backup,
+    doctor,
+    token,
+    reindex,
 )

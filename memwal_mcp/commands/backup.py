@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def run(service: MemoryService, args: argparse.Namespace) -> None:
     if args.path == "-":  # `export -` means stdout; a database copy cannot be streamed
-        raise InvalidInput("backup cannot write to stdout ('-'): give a file name for the copy (e.g. ./memwal-backup.db)")
+        raise InvalidInput(
+            "backup cannot write to stdout ('-'): give a file name for the copy (e.g. ./memwal-backup.db)"
+        )
     result = await anyio.to_thread.run_sync(
         lambda: backup_database(service.db.path, Path(args.path), force=args.force, verify=args.verify)
     )

@@ -30,8 +30,12 @@ def _check(conn: sqlite3.Connection) -> tuple[list[integrity.Problem], integrity
 async def run(service: MemoryService, args: argparse.Namespace) -> None:
     problems, counts, created = await service.db.read(_check)
     if created is not None and created >= _STARTED:
-        problems.insert(0, integrity.Problem(
-            "error", "database_missing", f"there was no database at {service.db.path} (an empty one was created)"))
+        problems.insert(
+            0,
+            integrity.Problem(
+                "error", "database_missing", f"there was no database at {service.db.path} (an empty one was created)"
+            ),
+        )
     summary = integrity.summary_line(problems, counts)
     failed = any(p.severity == "error" for p in problems)
     data = {

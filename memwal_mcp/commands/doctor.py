@@ -47,8 +47,11 @@ def report_text(report: DoctorReport) -> str:
         lines += ["", f"{snippet.client}: {snippet.file}", json.dumps(snippet.config, indent=2)]
     counts = {status: sum(c.status == status for c in report.checks) for status in _MARKS}
     verdict = "some checks FAILED; see the fixes above" if report.failed else "ready"
-    lines += ["", f"doctor: {counts['ok']} ok, {counts['warn']} warnings, {counts['fail']} failed,"
-                  f" {counts['skip']} skipped: {verdict}"]
+    lines += [
+        "",
+        f"doctor: {counts['ok']} ok, {counts['warn']} warnings, {counts['fail']} failed,"
+        f" {counts['skip']} skipped: {verdict}",
+    ]
     return "\n".join(lines)
 
 

@@ -45,7 +45,7 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
 
 
 def counts_text(counts: dict[str, int]) -> str:
-    """"3 jobs, 1 memory, 2 memories": record counts for people."""
+    """ "3 jobs, 1 memory, 2 memories": record counts for people."""
     plural = {"memory": "memories"}
     parts = [f"{n} {kind if n == 1 else plural.get(kind, kind + 's')}" for kind, n in counts.items()]
     return ", ".join(parts) or "nothing"

@@ -44,10 +44,14 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
     targets = [(i, m.hit) for m in matches for i in m.ids]
     if args.dry_run or not args.yes:
         header = "would forget:" if targets else "nothing matches."
-        lines = [f"{i} [score={h.score:.3f}]{' [pending]' if i.startswith('j_') else ''} {h.text}"
-                 for i, h in targets]  # exactly what --yes erases
-        emit(args, {"would_forget": [{"id": i, "text": h.text, "score": round(h.score, 4)} for i, h in targets]},
-             "\n".join([header, *lines]) + ("" if args.dry_run or not targets else "\n(add --yes to erase)"))
+        lines = [
+            f"{i} [score={h.score:.3f}]{' [pending]' if i.startswith('j_') else ''} {h.text}" for i, h in targets
+        ]  # exactly what --yes erases
+        emit(
+            args,
+            {"would_forget": [{"id": i, "text": h.text, "score": round(h.score, 4)} for i, h in targets]},
+            "\n".join([header, *lines]) + ("" if args.dry_run or not targets else "\n(add --yes to erase)"),
+        )
         return
     outs = await _settle(service, [ForgetOut.of(await service.forget(owner, i)) for i, _ in targets])
     # A copy erased along with an earlier one (a queued repeat of its text) reports "already".

@@ -23,9 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="what the file is (default: auto, by its first line and extension)",
     )
-    parser.add_argument(
-        "--namespace", default=None, help="where memory.json and text items go (default 'default')"
-    )
+    parser.add_argument("--namespace", default=None, help="where memory.json and text items go (default 'default')")
     parser.add_argument(
         "--all-owners",
         action="store_true",
@@ -38,8 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 async def run(service: MemoryService, args: argparse.Namespace) -> None:
     progress = args.progress or sys.stderr.isatty()
     summary = await import_file(
-        service, args.file, kind=args.format, owner=service.settings.owner, all_owners=args.all_owners,
-        namespace=args.namespace, progress=progress,
+        service,
+        args.file,
+        kind=args.format,
+        owner=service.settings.owner,
+        all_owners=args.all_owners,
+        namespace=args.namespace,
+        progress=progress,
     )
     # A recall right after the import should find everything through the vector index.
     unembedded = await wait_until_embedded(service, summary.owners, progress)

@@ -18,14 +18,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--namespace", default="default")
     parser.add_argument("--min-score", type=float, default=None)
     parser.add_argument("--since", default=None, help="only facts from this ISO-8601 date or time on")
-    parser.add_argument("--until", default=None, help="only facts up to this ISO-8601 date or time (all of its last day, minute or second)")
+    parser.add_argument(
+        "--until",
+        default=None,
+        help="only facts up to this ISO-8601 date or time (all of its last day, minute or second)",
+    )
     parser.add_argument("--prefer-recent", action="store_true", help="rank newer facts higher")
     add_json_flag(parser)
 
 
 async def run(service: MemoryService, args: argparse.Namespace) -> None:
     result = await service.recall(
-        service.settings.owner, args.query, args.limit, args.namespace, args.min_score,
-        args.since, args.until, args.prefer_recent,
+        service.settings.owner,
+        args.query,
+        args.limit,
+        args.namespace,
+        args.min_score,
+        args.since,
+        args.until,
+        args.prefer_recent,
     )
     emit(args, RecallOut.of(result).model_dump(), recall_text(result))

@@ -14,9 +14,12 @@ MAX_BATCH = 100_000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--batch-size", type=int, default=256,
-                        help=f"memories embedded per step, 1 to {MAX_BATCH} (default 256)")
-    parser.add_argument("--progress", action="store_true", help="show a progress bar even when stderr is not a terminal")
+    parser.add_argument(
+        "--batch-size", type=int, default=256, help=f"memories embedded per step, 1 to {MAX_BATCH} (default 256)"
+    )
+    parser.add_argument(
+        "--progress", action="store_true", help="show a progress bar even when stderr is not a terminal"
+    )
     add_json_flag(parser)
 
 
@@ -39,5 +42,9 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
     finally:
         bar.close()
     model = service.settings.embedding.model
-    emit(args, {"model": model, "reembedded": done, "left_for_worker": left},
-         f"re-embedded {done} memories with {model}" + (f"; {left} changed meanwhile and will be embedded by the worker" if left else ""))
+    emit(
+        args,
+        {"model": model, "reembedded": done, "left_for_worker": left},
+        f"re-embedded {done} memories with {model}"
+        + (f"; {left} changed meanwhile and will be embedded by the worker" if left else ""),
+    )

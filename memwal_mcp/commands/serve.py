@@ -77,9 +77,14 @@ async def serve(settings: Settings) -> None:
                     "read and change the memories. Create one with `memwal-mcp token create --owner NAME`, "
                     "bind to 127.0.0.1, or pass --insecure-no-auth"
                 )
-            log.warning("serving %s on %s:%d without authentication; every caller acts as %r until a token "
-                        "is created (`memwal-mcp token create`), from then on every request needs one",
-                        transport, host, port, settings.owner)
+            log.warning(
+                "serving %s on %s:%d without authentication; every caller acts as %r until a token "
+                "is created (`memwal-mcp token create`), from then on every request needs one",
+                transport,
+                host,
+                port,
+                settings.owner,
+            )
         await serve_http(build_server(service, settings.owner), settings, registry)
 
 

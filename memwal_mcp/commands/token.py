@@ -27,7 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     listing = actions.add_parser("list", help="tokens in the database (hashes, owners, scopes)")
     add_json_flag(listing)
     revoke = actions.add_parser(
-        "revoke", help="revoke a token by its hash (a prefix of 8 or more hex digits that names only it is enough)")
+        "revoke", help="revoke a token by its hash (a prefix of 8 or more hex digits that names only it is enough)"
+    )
     revoke.add_argument("hash_prefix")
     digest = actions.add_parser("hash", help="print the hash of a token (for [[auth.tokens]] in the config)")
     digest.add_argument("token")
@@ -42,31 +43,42 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         digest = hash_token(token)
         await service.db.write(token_store.insert_token, digest, owner, scopes, label)
         emit(args, {"token": token, "hash": digest, "owner": owner, "scopes": list(scopes)}, token)
-        print(f"(owner {owner}, scopes {','.join(scopes)}; hash {digest}. "
-              "Save the token now: it is not shown again. HTTP servers on this database need a token "
-              "on every request from now on, running ones within seconds.)", file=sys.stderr)
+        print(
+            f"(owner {owner}, scopes {','.join(scopes)}; hash {digest}. "
+            "Save the token now: it is not shown again. HTTP servers on this database need a token "
+            "on every request from now on, running ones within seconds.)",
+            file=sys.stderr,
+        )
     elif args.token_action == "list":
         rows = await service.db.read(token_store.list_tokens)
-        emit(args, [asdict(row) for row in rows],
+        emit(
+            args,
+            [asdict(row) for row in rows],
             "\n".join(
                 # Rows made before the owner rule, or by hand, may hold control characters.
                 f"{row.hash[:19]}  {validation.printable(row.owner):<16} {','.join(row.scopes):<10} "
                 f"{datetime.fromtimestamp(row.created_at, timezone.utc):%Y-%m-%d}"
                 f"{'  REVOKED' if row.revoked_at else ''}  {validation.printable(row.label or '')}".rstrip()
                 for row in rows
-            ) or "no tokens")
+            )
+            or "no tokens",
+        )
     elif args.token_action == "revoke":
         prefix = parse_hash_prefix(args.hash_prefix)
         matched = await service.db.write(token_store.revoke_token, prefix)
         if not matched:
             raise NotFound(f"no active token has a hash starting with {prefix}; `memwal-mcp token list` shows them")
         if len(matched) > 1:
-            raise InvalidInput(f"{len(matched)} active tokens have a hash starting with {prefix}; nothing was revoked:"
-                               " give more of the hash, so that it names one token")
+            raise InvalidInput(
+                f"{len(matched)} active tokens have a hash starting with {prefix}; nothing was revoked:"
+                " give more of the hash, so that it names one token"
+            )
         print(f"revoked {matched[0]}")
         if not service.settings.auth.tokens and await service.db.read(token_store.count_active) == 0:
-            print("No active token is left: HTTP servers already running refuse every request until they "
-                  "restart; restarted without tokens, one serves only on a loopback address or with --insecure-no-auth.",
-                  file=sys.stderr)
+            print(
+                "No active token is left: HTTP servers already running refuse every request until they "
+                "restart; restarted without tokens, one serves only on a loopback address or with --insecure-no-auth.",
+                file=sys.stderr,
+            )
     else:
         print(hash_token(args.token))

@@ -94,15 +94,16 @@ def curate_until_llm(
     stopped: tuple[int, Evaluation] | None = None
     with transaction(conn):
         _renew(conn, lane, holder, settings.lease_s)
-        nominate = (_BatchNominations(conn, lane, batch, vectors, settings, nearest)
-                    if settings.enabled and llm_available else None)
+        nominate = (
+            _BatchNominations(conn, lane, batch, vectors, settings, nearest)
+            if settings.enabled and llm_available
+            else None
+        )
         for index, job in enumerate(batch):
             conn.execute("SAVEPOINT job")
             try:
                 candidates = nominate.candidates(job.id) if nominate else None
-                evaluation = evaluate(
-                    conn, lane, job.text, vectors.get(job.id), settings, llm_available, candidates
-                )
+                evaluation = evaluate(conn, lane, job.text, vectors.get(job.id), settings, llm_available, candidates)
                 if evaluation.action == "ask_llm":
                     conn.execute("RELEASE job")
                     _renew(conn, lane, holder, llm_hold_s)  # keep the lane while the LLM thinks
@@ -160,8 +161,11 @@ class _BatchNominations:
         k = settings.nominator_k
         if nearest is None:
             ids = [job.id for job in batch if job.id in vectors]
-            found = (memories.knn_many(conn, lane, np.stack([vectors[i] for i in ids]), k, settings.nominator_threshold)
-                     if ids else [])
+            found = (
+                memories.knn_many(conn, lane, np.stack([vectors[i] for i in ids]), k, settings.nominator_threshold)
+                if ids
+                else []
+            )
             nearest = dict(zip(ids, found))
         self._before = nearest
         self._vectors = vectors

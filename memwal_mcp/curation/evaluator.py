@@ -61,9 +61,7 @@ def evaluate(
         return Evaluation("create", "no LLM configured; nominees counted later", count_later=True)
     markers: list[str] = []
     if vector is not None:
-        nominees = vector_nominees(
-            conn, lane, vector, settings.nominator_k, settings.nominator_threshold, candidates
-        )
+        nominees = vector_nominees(conn, lane, vector, settings.nominator_k, settings.nominator_threshold, candidates)
     else:
         nominees = lexical_nominees(conn, lane, text)
         markers.append("curation_nominator_degraded")

@@ -56,49 +56,67 @@ _RUN_START = r"(?<![\w.\-@+/])"
 # patterns run, so "https://x.io/v1.2" is one URL, not a URL plus a version.
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("code", re.compile(r"`[^`\n]+`")),
-    ("url", re.compile(
-        r"(?<![\w+.\-])[a-z][a-z0-9+.\-]*://[^\s<>()\"'`]+"  # https://, postgresql://, s3://, file:///
-        r"|\bwww\.[^\s<>()\"'`]+"
-        r"|(?<![\w.\-])[\w.\-]+@[\w\-]+(?:\.[\w\-]+)*:[\w.~/\-]+",  # scp style: git@github.com:org/repo.git
-        re.I,
-    )),
+    (
+        "url",
+        re.compile(
+            r"(?<![\w+.\-])[a-z][a-z0-9+.\-]*://[^\s<>()\"'`]+"  # https://, postgresql://, s3://, file:///
+            r"|\bwww\.[^\s<>()\"'`]+"
+            r"|(?<![\w.\-])[\w.\-]+@[\w\-]+(?:\.[\w\-]+)*:[\w.~/\-]+",  # scp style: git@github.com:org/repo.git
+            re.I,
+        ),
+    ),
     ("email", re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")),
-    ("date", re.compile(
-        r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
-        r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
-        rf"|\b{_MONTHS}\.?\s+\d{{1,2}}{_ORDINAL}(?:,?\s+\d{{4}})?\b"  # March 3rd, 2025 / March 3
-        rf"|\b\d{{1,2}}{_ORDINAL}\s+(?:of\s+)?{_MONTHS}\b\.?(?:,?\s+\d{{4}}\b)?"  # 3 March 2025 / 3rd of March
-        rf"|\b{_MONTHS}\.?,?\s+\d{{4}}\b",  # March 2025
-        re.I,
-    )),
-    ("time", re.compile(
-        r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\b\.?)?(?![:\w])"  # 9:30, 14:00:00, 9:30 am
-        r"|\b\d{1,2}\s?[ap]\.?m\b\.?",  # 5pm, 5 p.m.
-        re.I,
-    )),
-    ("path", re.compile(
-        r"\b[A-Za-z]:\\(?:[\w.\-]+(?: [\w.\-]+)*\\)*[\w.\-]+"  # C:\Program Files\App\app.exe
-        rf"|(?<![\w~./:\\-])(?:~|\.{{1,2}})?/{_SEGMENT}(?:/{_SEGMENT})*/?"  # /mcp, /etc/hosts, ~/.config, ./run.sh
-        rf"|{_RUN_START}{_SEGMENT}(?:/{_SEGMENT}){{2,}}/?"  # a/b/c
-        rf"|{_RUN_START}{_SEGMENT}(?:/{_SEGMENT})*/[\w\-@+]+\.[A-Za-z0-9]{{1,8}}\b"  # src/main.py
-    )),
-    ("version", re.compile(
-        r"\bv\d+(?:\.\d+)*(?:[-+][0-9A-Za-z][0-9A-Za-z.]*)?\b"  # v2, v1.2.3-rc1
-        r"|\b\d+(?:\.\d+){2,}(?:[-+][0-9A-Za-z][0-9A-Za-z.]*)?\b"  # 2.4.1, 10.0.0.1
-        r"|\b\d+\.\d+[-+][0-9A-Za-z][0-9A-Za-z.]*\b",  # 1.0-SNAPSHOT
-        re.I,
-    )),
+    (
+        "date",
+        re.compile(
+            r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b"
+            r"|\b\d{1,2}/\d{1,2}/\d{2,4}\b"
+            rf"|\b{_MONTHS}\.?\s+\d{{1,2}}{_ORDINAL}(?:,?\s+\d{{4}})?\b"  # March 3rd, 2025 / March 3
+            rf"|\b\d{{1,2}}{_ORDINAL}\s+(?:of\s+)?{_MONTHS}\b\.?(?:,?\s+\d{{4}}\b)?"  # 3 March 2025 / 3rd of March
+            rf"|\b{_MONTHS}\.?,?\s+\d{{4}}\b",  # March 2025
+            re.I,
+        ),
+    ),
+    (
+        "time",
+        re.compile(
+            r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\b\.?)?(?![:\w])"  # 9:30, 14:00:00, 9:30 am
+            r"|\b\d{1,2}\s?[ap]\.?m\b\.?",  # 5pm, 5 p.m.
+            re.I,
+        ),
+    ),
+    (
+        "path",
+        re.compile(
+            r"\b[A-Za-z]:\\(?:[\w.\-]+(?: [\w.\-]+)*\\)*[\w.\-]+"  # C:\Program Files\App\app.exe
+            rf"|(?<![\w~./:\\-])(?:~|\.{{1,2}})?/{_SEGMENT}(?:/{_SEGMENT})*/?"  # /mcp, /etc/hosts, ~/.config, ./run.sh
+            rf"|{_RUN_START}{_SEGMENT}(?:/{_SEGMENT}){{2,}}/?"  # a/b/c
+            rf"|{_RUN_START}{_SEGMENT}(?:/{_SEGMENT})*/[\w\-@+]+\.[A-Za-z0-9]{{1,8}}\b"  # src/main.py
+        ),
+    ),
+    (
+        "version",
+        re.compile(
+            r"\bv\d+(?:\.\d+)*(?:[-+][0-9A-Za-z][0-9A-Za-z.]*)?\b"  # v2, v1.2.3-rc1
+            r"|\b\d+(?:\.\d+){2,}(?:[-+][0-9A-Za-z][0-9A-Za-z.]*)?\b"  # 2.4.1, 10.0.0.1
+            r"|\b\d+\.\d+[-+][0-9A-Za-z][0-9A-Za-z.]*\b",  # 1.0-SNAPSHOT
+            re.I,
+        ),
+    ),
     ("dotted", re.compile(r"(?<![\w-])[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+\b")),
     ("camel", re.compile(r"\b[A-Za-z0-9]*[a-z0-9][A-Z][A-Za-z0-9]*\b|\b[A-Z]{2,}[a-z][A-Za-z0-9]*\b")),
     ("snake", re.compile(r"\b\w+_\w+\b")),
     ("kebab", re.compile(r"\b[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+\b")),
     # Before the capitals and letter-digit words: "500 EUR" and "10 MB" are one token each, an
     # amount, not a number and a unit that may turn up apart.
-    ("number", re.compile(
-        r"[$€£¥]?(?<![\w.])[-+]?\.?\d+(?:[.,]\d+)*"
-        rf"(?:[ \t\u00a0]?(?:%|°\s?[cf]\b|(?:{_UNITS})\b))?(?!\w)",  # a unit on the same line
-        re.I,
-    )),
+    (
+        "number",
+        re.compile(
+            r"[$€£¥]?(?<![\w.])[-+]?\.?\d+(?:[.,]\d+)*"
+            rf"(?:[ \t\u00a0]?(?:%|°\s?[cf]\b|(?:{_UNITS})\b))?(?!\w)",  # a unit on the same line
+            re.I,
+        ),
+    ),
     ("caps", re.compile(r"\b[A-Z][A-Z0-9]+\b")),
     ("alnum", re.compile(r"\b(?:[A-Za-z]+\d|\d+[A-Za-z])[A-Za-z0-9]*\b")),  # python3, k8s, 3rd, 42ms
 )
@@ -112,6 +130,7 @@ def load_bearing_tokens(text: str) -> set[str]:
     found: set[str] = set()
     rest = text
     for kind, pattern in _PATTERNS:
+
         def take(match: re.Match[str]) -> str:
             token = re.sub(r"\s+", " ", match.group(0).strip().rstrip(_TRAILING)).casefold()
             if token and not (kind == "dotted" and _ABBREVIATION.fullmatch(token)):
@@ -136,8 +155,11 @@ _FILLER = (STOPWORDS - _QUALIFIERS) | {"now"}
 # say the same; "likes" and "doesn't like" do not.
 _NEGATIONS = frozenset({"not", "no", "nor", "never", "cannot"})
 _NOT = "not"
-_CONTRACTED = ((re.compile(r"\bcan['’]t\b", re.I), "can not"), (re.compile(r"\bwon['’]t\b", re.I), "will not"),
-               (re.compile(r"n['’]t\b", re.I), " not"))
+_CONTRACTED = (
+    (re.compile(r"\bcan['’]t\b", re.I), "can not"),
+    (re.compile(r"\bwon['’]t\b", re.I), "will not"),
+    (re.compile(r"n['’]t\b", re.I), " not"),
+)
 
 
 @lru_cache(maxsize=1)
@@ -186,7 +208,9 @@ class GuardResult:
 
     @property
     def missing(self) -> tuple[str, ...]:
-        return self.missing_tokens + self.missing_words + (("a negation no source has",) if self.added_negations else ())
+        return (
+            self.missing_tokens + self.missing_words + (("a negation no source has",) if self.added_negations else ())
+        )
 
     @property
     def reason(self) -> str:

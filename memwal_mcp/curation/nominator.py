@@ -25,8 +25,11 @@ LEXICAL_LIMIT = 5
 def _hydrate(conn: sqlite3.Connection, lane: int, scored: Sequence[tuple[int, float | None]]) -> list[Nominee]:
     """Live memories of this lane only: a merge never crosses namespaces, whatever an index returned."""
     rows = memories.memories_by_rowid(conn, [rowid for rowid, _ in scored])
-    return [Nominee(rowid, rows[rowid].id, rows[rowid].body, score) for rowid, score in scored
-            if rowid in rows and rows[rowid].lane == lane]
+    return [
+        Nominee(rowid, rows[rowid].id, rows[rowid].body, score)
+        for rowid, score in scored
+        if rowid in rows and rows[rowid].lane == lane
+    ]
 
 
 def vector_nominees(
@@ -56,5 +59,7 @@ def lexical_nominees(conn: sqlite3.Connection, lane: int, text: str) -> list[Nom
     if not terms:
         return []
     match = " OR ".join(f'"{term}"' for term in terms)
-    scored: list[tuple[int, float | None]] = [(rowid, None) for rowid, _ in fts.search(conn, [lane], match, LEXICAL_LIMIT)[0]]
+    scored: list[tuple[int, float | None]] = [
+        (rowid, None) for rowid, _ in fts.search(conn, [lane], match, LEXICAL_LIMIT)[0]
+    ]
     return _hydrate(conn, lane, scored)

@@ -48,7 +48,9 @@ def _fits(body: str, max_bytes: int) -> bool:
 def plan_outcome(proposal: str, decision: LLMDecision | None, max_body_bytes: int) -> MergePlan:
     """`max_body_bytes`: the limit on a remembered text, which every stored body keeps."""
     if decision is None:
-        return MergePlan("create", "created", "LLM gave no usable decision", markers=("curation_nominee_no_llm_decision",))
+        return MergePlan(
+            "create", "created", "LLM gave no usable decision", markers=("curation_nominee_no_llm_decision",)
+        )
     markers = ("curation_llm_decision", f"curation_llm_decision_{decision.action}")
     if decision.action == "create":
         return MergePlan("create", "created", "LLM: a different fact", markers=markers)
@@ -56,8 +58,14 @@ def plan_outcome(proposal: str, decision: LLMDecision | None, max_body_bytes: in
     if decision.action == "skip":
         held = check_skip(proposal, target.body)
         if held.passed:
-            return MergePlan("skip", "skipped", "LLM: adds nothing to the target; guard agreed", target=target,
-                             guard=held, markers=markers)
+            return MergePlan(
+                "skip",
+                "skipped",
+                "LLM: adds nothing to the target; guard agreed",
+                target=target,
+                guard=held,
+                markers=markers,
+            )
         # Refused, the proposal is created rather than appended: the LLM said "the same fact"
         # and was shown wrong, and a wrong LLM answer means CREATE; the proposal keeps its own
         # vector, so a query for what it adds finds it by meaning too; and no memory is

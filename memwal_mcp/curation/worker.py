@@ -193,7 +193,9 @@ class CurationWorker:
         embedder = await self._vector_embedder()
         if embedder is not None:
             wanted = set(await self._db.read(needs_vector, lane, batch, self._settings.enabled))
-            vectors, failed = await self._embed_each(embedder, [(job.id, job.text) for job in batch if job.id in wanted])
+            vectors, failed = await self._embed_each(
+                embedder, [(job.id, job.text) for job in batch if job.id in wanted]
+            )
             if failed:
                 by_id = {job.id: job for job in batch}
                 for error, ids in failed.items():

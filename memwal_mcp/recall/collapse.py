@@ -28,7 +28,10 @@ def group_duplicates(hits: Iterable[Hit]) -> dict[str, list[Hit]]:
 
 
 def survivor(
-    key: str, group: list[Hit], occurrences: Mapping[str, int], stored: KeyCopies | None,
+    key: str,
+    group: list[Hit],
+    occurrences: Mapping[str, int],
+    stored: KeyCopies | None,
     queued: Set[str] | None = None,
 ) -> Hit:
     """The group's best hit, with `copies` = every other instance of its text (and
@@ -38,8 +41,10 @@ def survivor(
     if stored is not None:
         # Queued facts are not in the store's count: each one still queued is one more copy. One
         # curated since the search read it is in the count already: it is the memory, not a copy.
-        same = stored.rows + stored.occurrences + sum(
-            1 for hit in group if hit.pending and (queued is None or hit.id in queued)
+        same = (
+            stored.rows
+            + stored.occurrences
+            + sum(1 for hit in group if hit.pending and (queued is None or hit.id in queued))
         )
         llm = stored.folded_by_llm
     else:

@@ -132,7 +132,9 @@ def check_dimension(conn: sqlite3.Connection, embedder: Embedder) -> bool:
     return True
 
 
-def _lexical(conn: sqlite3.Connection, lanes: Sequence[int], match: str | None, k: int) -> tuple[dict[int, float], bool]:
+def _lexical(
+    conn: sqlite3.Connection, lanes: Sequence[int], match: str | None, k: int
+) -> tuple[dict[int, float], bool]:
     """Up to k BM25 matches in the lanes: (rowid -> bm25, True when there were no more)."""
     if match is None:
         return {}, True
@@ -153,16 +155,33 @@ def _words_first(
     """The word search and the rows of its hits; when vectors are searched, the memories
     still waiting for one; for read-your-writes, the queued jobs with their word scores."""
     ranks, exhausted = _lexical(conn, lanes, match, k)
-    waiting = [row for lane in lanes for row in memories.unembedded_in_lane(conn, lane, MAX_UNINDEXED)] if unindexed else []
-    waiting_bm25 = (unindexed_fts.bm25_of_rows(conn, lanes, match, [row.rowid for row in waiting])
-                    if waiting and match is not None else {})
+    waiting = (
+        [row for lane in lanes for row in memories.unembedded_in_lane(conn, lane, MAX_UNINDEXED)] if unindexed else []
+    )
+    waiting_bm25 = (
+        unindexed_fts.bm25_of_rows(conn, lanes, match, [row.rowid for row in waiting])
+        if waiting and match is not None
+        else {}
+    )
     queued = queued_fairly(conn, lanes, MAX_QUEUED_CHARS, MAX_QUEUED_JOBS) if pending else []
     scored = unindexed_fts.score_queued(
-        conn, lanes, terms if match is not None else [],
-        [unindexed_fts.QueuedText(job.text, job.lane_id) for job in queued], repeats_fold,
+        conn,
+        lanes,
+        terms if match is not None else [],
+        [unindexed_fts.QueuedText(job.text, job.lane_id) for job in queued],
+        repeats_fold,
     )
-    return _WordsFirst((ranks, exhausted), memories.memories_by_rowid(conn, list(ranks)), waiting, waiting_bm25,
-                       queued, scored.bm25, scored.keys, scored.added_rows, scored.added_chars)
+    return _WordsFirst(
+        (ranks, exhausted),
+        memories.memories_by_rowid(conn, list(ranks)),
+        waiting,
+        waiting_bm25,
+        queued,
+        scored.bm25,
+        scored.keys,
+        scored.added_rows,
+        scored.added_chars,
+    )
 
 
 def _prepare(
@@ -201,8 +220,9 @@ def _candidates(
     return [_Candidate(row, cosines.get(rowid), ranks.get(rowid)) for rowid, row in rows.items()]
 
 
-def _nearest(searches: Sequence[Callable[[np.ndarray, int], list[tuple[int, float]]]], query_vector: np.ndarray,
-             k: int) -> tuple[dict[int, float], bool]:
+def _nearest(
+    searches: Sequence[Callable[[np.ndarray, int], list[tuple[int, float]]]], query_vector: np.ndarray, k: int
+) -> tuple[dict[int, float], bool]:
     cosines: dict[int, float] = {}
     exhausted = True
     for search_lane in searches:
@@ -271,8 +291,14 @@ def _rank(hit: Hit) -> tuple[float, bool, float, str]:
 
 def _hit(row: memories.MemoryRow, score: float) -> Hit:
     return Hit(
-        row.id, row.body, score, row.namespace, row.created_at, row.updated_at,
-        occurred_at=row.occurred_at, key=row.norm_key,
+        row.id,
+        row.body,
+        score,
+        row.namespace,
+        row.created_at,
+        row.updated_at,
+        occurred_at=row.occurred_at,
+        key=row.norm_key,
     )
 
 
@@ -314,15 +340,33 @@ async def search(
     if params.average_length == 0.0 and match is not None:  # as it will be once the queued facts are in
         rows, chars = live_rows + first.added_rows, live_chars + first.added_chars
         params = replace(params, average_length=chars / rows if rows else 0.0)
-    scorer = _Scorer(params, dense=query_vector is not None, lexical=match is not None, now=time.time(),
-                     content_word=has_content_word(terms))
+    scorer = _Scorer(
+        params,
+        dense=query_vector is not None,
+        lexical=match is not None,
+        now=time.time(),
+        content_word=has_content_word(terms),
+    )
 
     queued_cosines, waiting_cosines = await _unindexed_cosines(
         embedder, query_vector, first.queued, first.waiting, unindexed or UnindexedVectors()
     )
     extra = [
-        scorer.score(Hit(job.id, job.text, 0.0, job.namespace, job.created_at, job.created_at, pending=True,
-                         occurred_at=job.occurred_at, key=key), cosine, bm25)
+        scorer.score(
+            Hit(
+                job.id,
+                job.text,
+                0.0,
+                job.namespace,
+                job.created_at,
+                job.created_at,
+                pending=True,
+                occurred_at=job.occurred_at,
+                key=key,
+            ),
+            cosine,
+            bm25,
+        )
         for job, cosine, bm25, key in zip(first.queued, queued_cosines, first.queued_bm25, first.queued_keys)
     ]
     extra = [s for s in extra if scorer.in_window(s.hit.when) and scorer.keeps(s)]
@@ -334,17 +378,16 @@ async def search(
         ranks, words_exhausted = lexical if lexical is not None else await db.read(_lexical, lanes, match, k)
         if nearest is None and searches is not None and query_vector is not None:  # a wider pool
             nearest = await anyio.to_thread.run_sync(_nearest, searches, query_vector, k)
-        found = await db.read(
-            _candidates, lanes, query_vector if searches is not None else None, ranks, nearest, known
-        )
+        found = await db.read(_candidates, lanes, query_vector if searches is not None else None, ranks, nearest, known)
         exhausted = words_exhausted and (nearest is None or nearest[1])
         lexical = nearest = known = None  # a wider pool searches again
         by_rowid = {c.row.rowid: c for c in found}
         for rowid, (row, cosine) in waiting.items():  # scored here: the kNN cannot see them
             seen = by_rowid.get(rowid)
             by_rowid[rowid] = _Candidate(row, cosine, seen.bm25 if seen is not None else first.waiting_bm25.get(rowid))
-        scored = [s for s in (scorer.score(_hit(c.row, 0.0), c.cosine, c.bm25) for c in by_rowid.values())
-                  if scorer.keeps(s)]
+        scored = [
+            s for s in (scorer.score(_hit(c.row, 0.0), c.cosine, c.bm25) for c in by_rowid.values()) if scorer.keeps(s)
+        ]
         hits = await _in_window(db, lanes, scorer, scored)
         ranked = sorted([*hits, *(s.hit for s in extra)], key=_rank)
         groups = group_duplicates(ranked)
@@ -356,8 +399,11 @@ async def search(
 
 
 def _stored_copies(
-    conn: sqlite3.Connection, lanes: Sequence[int], chosen: Sequence[tuple[str, list[Hit]]],
-    since: float | None, until: float | None,
+    conn: sqlite3.Connection,
+    lanes: Sequence[int],
+    chosen: Sequence[tuple[str, list[Hit]]],
+    since: float | None,
+    until: float | None,
 ) -> tuple[dict[str, memories.KeyCopies], set[str]]:
     """The store's copies of the chosen texts and, in the same snapshot, which of the queued
     hits are still queued: a job curated since the queue was read is counted by the store
@@ -402,7 +448,7 @@ async def _unindexed_cosines(
     texts = [job.text for job in queued] + [row.body for row in waiting]
     cosines: list[float | None] = [None] * len(texts)
     if embedder is None or query_vector is None or not texts:
-        return cosines[: len(queued)], cosines[len(queued):]
+        return cosines[: len(queued)], cosines[len(queued) :]
     try:
         vectors = cache.cached(embedder, texts)
         budget, chars = EMBED_TEXTS, EMBED_CHARS
@@ -422,4 +468,4 @@ async def _unindexed_cosines(
         cosines = [float(vector @ query_vector) if vector is not None else None for vector in vectors]
     except Exception:  # a recall must not fail because curation's input is odd: match words
         log.exception("embedding %d unindexed facts for recall failed; matching their words", len(texts))
-    return cosines[: len(queued)], cosines[len(queued):]
+    return cosines[: len(queued)], cosines[len(queued) :]

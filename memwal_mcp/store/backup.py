@@ -67,9 +67,13 @@ def _exists(target: Path) -> InvalidInput:
 
 def _kind_of(mode: int) -> str | None:
     """What a non-regular file is, in words; None for a regular file."""
-    for test, word in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device")):
+    for test, word in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
         if test(mode):
             return word
     return None if stat.S_ISREG(mode) else "not a regular file"
@@ -180,4 +184,3 @@ def backup_database(source: Path, target: Path, *, force: bool = False, verify: 
     finally:
         _remove_with_sidecars(staging)
     return BackupResult(source, target, target.stat().st_size, time.monotonic() - started, counts, tuple(problems))
-

@@ -148,7 +148,9 @@ class Database:
             cleared = False
         if cleared:
             self._wal_owed = False
-            log.info("database %s: the write-ahead log is empty now; no copy of forgotten text is left in it", self.path)
+            log.info(
+                "database %s: the write-ahead log is empty now; no copy of forgotten text is left in it", self.path
+            )
         return cleared
 
     async def read(self, fn: Callable[..., T], *args: Any) -> T:

@@ -60,9 +60,12 @@ def create(conn: sqlite3.Connection, owner: str) -> str:
 
 def create_missing(conn: sqlite3.Connection) -> list[str]:
     """Give every owner their table (databases from before migration 008); the owners that got one."""
-    owners = [owner for (owner,) in conn.execute(
-        "SELECT DISTINCT owner FROM lanes WHERE owner NOT IN (SELECT owner FROM owner_fts) ORDER BY owner"
-    )]
+    owners = [
+        owner
+        for (owner,) in conn.execute(
+            "SELECT DISTINCT owner FROM lanes WHERE owner NOT IN (SELECT owner FROM owner_fts) ORDER BY owner"
+        )
+    ]
     for owner in owners:
         create(conn, owner)
     return owners
@@ -79,7 +82,9 @@ def _table(conn: sqlite3.Connection, lane: int) -> str:
 
 
 def add(conn: sqlite3.Connection, lane: int, rowid: int, body: str) -> None:
-    conn.execute(f"INSERT INTO {_table(conn, lane)} (rowid, body, lane) VALUES (?, ?, ?)", (rowid, body, lane_token(lane)))
+    conn.execute(
+        f"INSERT INTO {_table(conn, lane)} (rowid, body, lane) VALUES (?, ?, ?)", (rowid, body, lane_token(lane))
+    )
 
 
 def replace(conn: sqlite3.Connection, lane: int, rowid: int, body: str) -> None:
@@ -119,11 +124,15 @@ def search(
     the whole table and drops their rows instead.
     """
     wanted = set(lanes)
-    rows = conn.execute(
-        "SELECT f.id, l.id, l.live_count FROM lanes l JOIN owner_fts f ON f.owner = l.owner"
-        " WHERE l.owner = (SELECT owner FROM lanes WHERE id = ?)",
-        (lanes[0],),
-    ).fetchall() if lanes else []
+    rows = (
+        conn.execute(
+            "SELECT f.id, l.id, l.live_count FROM lanes l JOIN owner_fts f ON f.owner = l.owner"
+            " WHERE l.owner = (SELECT owner FROM lanes WHERE id = ?)",
+            (lanes[0],),
+        ).fetchall()
+        if lanes
+        else []
+    )
     if not rows:
         return [], True
     name = _name(rows[0][0])
@@ -155,9 +164,11 @@ def _in_lanes(conn: sqlite3.Connection, rowids: Sequence[int], lanes: set[int]) 
     if not rowids:
         return set()
     marks = ",".join("?" * len(rowids))
-    return {rowid for rowid, lane in conn.execute(
-        f"SELECT rowid, lane_id FROM memories WHERE rowid IN ({marks})", tuple(rowids)
-    ) if lane in lanes}
+    return {
+        rowid
+        for rowid, lane in conn.execute(f"SELECT rowid, lane_id FROM memories WHERE rowid IN ({marks})", tuple(rowids))
+        if lane in lanes
+    }
 
 
 def tables(conn: sqlite3.Connection) -> dict[str, str]:

@@ -150,8 +150,9 @@ def probe_vectors() -> VectorSearch:
         conn = connect(Path(":memory:"))
         try:
             (version,) = conn.execute("SELECT vec_version()").fetchone()
-            conn.execute("CREATE VIRTUAL TABLE v USING vec0("
-                         " lane_id integer partition key, e float[2] distance_metric=cosine)")
+            conn.execute(
+                "CREATE VIRTUAL TABLE v USING vec0( lane_id integer partition key, e float[2] distance_metric=cosine)"
+            )
             conn.execute("INSERT INTO v (rowid, lane_id, e) VALUES (1, 1, '[1, 0]'), (2, 1, '[0, 1]')")
             row = conn.execute("SELECT rowid FROM v WHERE e MATCH '[1, 0.1]' AND k = 1 AND lane_id = 1").fetchone()
         finally:
@@ -193,8 +194,11 @@ def probe_engine() -> EngineHealth:
 
 def _schema(conn: sqlite3.Connection) -> SchemaState:
     available = tuple(SchemaVersion(m.version, m.name) for m in sorted(load_migrations(), key=lambda m: m.version))
-    rows = (conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
-            if _table_exists(conn, "schema_migrations") else [])
+    rows = (
+        conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+        if _table_exists(conn, "schema_migrations")
+        else []
+    )
     return SchemaState(available, tuple(SchemaVersion(int(version), str(name)) for version, name in rows))
 
 

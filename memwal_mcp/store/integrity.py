@@ -97,10 +97,16 @@ def _done_jobs_without_memory(conn: sqlite3.Connection) -> Iterator[Problem]:
 
     def make(job: str, decision: str | None, memory: str | None) -> Problem:
         if memory is None:
-            return Problem("error", "job_without_memory", f"done ({decision}) but names no memory",
-                           "remember_jobs", job)
-        return Problem("error", "job_memory_missing", f"done ({decision}) in memory {memory}, which does not exist",
-                       "remember_jobs", job)
+            return Problem(
+                "error", "job_without_memory", f"done ({decision}) but names no memory", "remember_jobs", job
+            )
+        return Problem(
+            "error",
+            "job_memory_missing",
+            f"done ({decision}) in memory {memory}, which does not exist",
+            "remember_jobs",
+            job,
+        )
 
     yield from _capped(rows, make)
 
@@ -112,8 +118,12 @@ def _jobs_with_unknown_decision(conn: sqlite3.Connection) -> Iterator[Problem]:
         f" WHERE status = 'done' AND (decision IS NULL OR decision NOT IN ({marks})) ORDER BY seq",
         DECISIONS,
     ).fetchall()
-    yield from _capped(rows, lambda job, decision: Problem(
-        "error", "job_decision_unknown", f"done with decision {decision!r}", "remember_jobs", job))
+    yield from _capped(
+        rows,
+        lambda job, decision: Problem(
+            "error", "job_decision_unknown", f"done with decision {decision!r}", "remember_jobs", job
+        ),
+    )
 
 
 def _jobs_in_another_lanes_memory(conn: sqlite3.Connection) -> Iterator[Problem]:
@@ -125,15 +135,28 @@ def _jobs_in_another_lanes_memory(conn: sqlite3.Connection) -> Iterator[Problem]
 
     def make(job, owner, namespace, lane, memory, m_owner, m_namespace, m_lane) -> Problem:
         if owner != m_owner:
-            return Problem("error", "job_memory_other_owner",
-                           f"job of owner {owner!r} ended in memory {memory} of owner {m_owner!r}",
-                           "remember_jobs", job)
+            return Problem(
+                "error",
+                "job_memory_other_owner",
+                f"job of owner {owner!r} ended in memory {memory} of owner {m_owner!r}",
+                "remember_jobs",
+                job,
+            )
         if namespace != m_namespace:
-            return Problem("error", "job_memory_other_namespace",
-                           f"job in namespace {namespace!r} ended in memory {memory} of namespace {m_namespace!r}",
-                           "remember_jobs", job)
-        return Problem("error", "job_memory_other_lane",
-                       f"job in lane {lane} ended in memory {memory} of lane {m_lane}", "remember_jobs", job)
+            return Problem(
+                "error",
+                "job_memory_other_namespace",
+                f"job in namespace {namespace!r} ended in memory {memory} of namespace {m_namespace!r}",
+                "remember_jobs",
+                job,
+            )
+        return Problem(
+            "error",
+            "job_memory_other_lane",
+            f"job in lane {lane} ended in memory {memory} of lane {m_lane}",
+            "remember_jobs",
+            job,
+        )
 
     yield from _capped(rows, make)
 
@@ -143,9 +166,16 @@ def _created_jobs_not_the_source(conn: sqlite3.Connection) -> Iterator[Problem]:
         "SELECT j.id, m.id, m.source_job_id FROM remember_jobs j JOIN memories m ON m.id = j.memory_id"
         " WHERE j.status = 'done' AND j.decision = 'created' AND m.source_job_id != j.id ORDER BY j.seq"
     ).fetchall()
-    yield from _capped(rows, lambda job, memory, source: Problem(
-        "error", "created_job_not_source", f"says it created memory {memory}, whose source job is {source}",
-        "remember_jobs", job))
+    yield from _capped(
+        rows,
+        lambda job, memory, source: Problem(
+            "error",
+            "created_job_not_source",
+            f"says it created memory {memory}, whose source job is {source}",
+            "remember_jobs",
+            job,
+        ),
+    )
 
 
 def _memories_created_twice(conn: sqlite3.Connection) -> Iterator[Problem]:
@@ -154,8 +184,12 @@ def _memories_created_twice(conn: sqlite3.Connection) -> Iterator[Problem]:
         " WHERE status = 'done' AND decision = 'created' AND memory_id IS NOT NULL"
         " GROUP BY memory_id HAVING COUNT(*) > 1 ORDER BY MIN(seq)"
     ).fetchall()
-    yield from _capped(rows, lambda memory, count, jobs: Problem(
-        "error", "memory_created_twice", f"{count} jobs say they created it: {jobs}", "memories", memory))
+    yield from _capped(
+        rows,
+        lambda memory, count, jobs: Problem(
+            "error", "memory_created_twice", f"{count} jobs say they created it: {jobs}", "memories", memory
+        ),
+    )
 
 
 def _repeats_that_are_the_source(conn: sqlite3.Connection) -> Iterator[Problem]:
@@ -164,9 +198,16 @@ def _repeats_that_are_the_source(conn: sqlite3.Connection) -> Iterator[Problem]:
         " WHERE j.status = 'done' AND j.decision IN ('occurrence', 'skipped') AND m.source_job_id = j.id"
         " ORDER BY j.seq"
     ).fetchall()
-    yield from _capped(rows, lambda job, decision, memory: Problem(
-        "error", "occurrence_job_is_source", f"recorded as {decision} of memory {memory}, but is its source job",
-        "remember_jobs", job))
+    yield from _capped(
+        rows,
+        lambda job, decision, memory: Problem(
+            "error",
+            "occurrence_job_is_source",
+            f"recorded as {decision} of memory {memory}, but is its source job",
+            "remember_jobs",
+            job,
+        ),
+    )
 
 
 def _merges_without_revision(conn: sqlite3.Connection) -> Iterator[Problem]:
@@ -179,9 +220,16 @@ def _merges_without_revision(conn: sqlite3.Connection) -> Iterator[Problem]:
         " ORDER BY j.seq",
         MERGE_DECISIONS,
     ).fetchall()
-    yield from _capped(rows, lambda job, decision, memory: Problem(
-        "error", "merge_job_without_revision",
-        f"{decision} memory {memory}, but no revision keeps the body it replaced", "remember_jobs", job))
+    yield from _capped(
+        rows,
+        lambda job, decision, memory: Problem(
+            "error",
+            "merge_job_without_revision",
+            f"{decision} memory {memory}, but no revision keeps the body it replaced",
+            "remember_jobs",
+            job,
+        ),
+    )
 
 
 def _forgotten_jobs_not_erased(conn: sqlite3.Connection) -> Iterator[Problem]:
@@ -193,10 +241,16 @@ def _forgotten_jobs_not_erased(conn: sqlite3.Connection) -> Iterator[Problem]:
 
     def make(job, memory, status, has_text) -> Problem:
         if has_text:
-            return Problem("error", "forgotten_job_keeps_text", "forgotten, but its text is still stored",
-                           "remember_jobs", job)
-        return Problem("error", "forgotten_job_memory_not_forgotten",
-                       f"forgotten, but its memory {memory} is {status or 'missing'}", "remember_jobs", job)
+            return Problem(
+                "error", "forgotten_job_keeps_text", "forgotten, but its text is still stored", "remember_jobs", job
+            )
+        return Problem(
+            "error",
+            "forgotten_job_memory_not_forgotten",
+            f"forgotten, but its memory {memory} is {status or 'missing'}",
+            "remember_jobs",
+            job,
+        )
 
     yield from _capped(rows, make)
 
@@ -206,9 +260,16 @@ def _jobs_of_forgotten_memories(conn: sqlite3.Connection) -> Iterator[Problem]:
         "SELECT j.id, j.decision, m.id FROM remember_jobs j JOIN memories m ON m.id = j.memory_id"
         " WHERE m.status = 'forgotten' AND j.decision IS NOT 'forgotten' ORDER BY j.seq"
     ).fetchall()
-    yield from _capped(rows, lambda job, decision, memory: Problem(
-        "error", "job_of_forgotten_memory",
-        f"still {decision} in memory {memory}, which was forgotten (its text survives)", "remember_jobs", job))
+    yield from _capped(
+        rows,
+        lambda job, decision, memory: Problem(
+            "error",
+            "job_of_forgotten_memory",
+            f"still {decision} in memory {memory}, which was forgotten (its text survives)",
+            "remember_jobs",
+            job,
+        ),
+    )
 
 
 def _jobs_outside_their_lane(conn: sqlite3.Connection) -> Iterator[Problem]:
@@ -221,9 +282,13 @@ def _jobs_outside_their_lane(conn: sqlite3.Connection) -> Iterator[Problem]:
     def make(job, lane, owner, namespace, found, l_owner, l_namespace) -> Problem:
         if found is None:
             return Problem("error", "job_lane_missing", f"lane {lane} does not exist", "remember_jobs", job)
-        return Problem("error", "job_lane_crossed",
-                       f"job of {owner}/{namespace} filed in lane {lane} of {l_owner}/{l_namespace}",
-                       "remember_jobs", job)
+        return Problem(
+            "error",
+            "job_lane_crossed",
+            f"job of {owner}/{namespace} filed in lane {lane} of {l_owner}/{l_namespace}",
+            "remember_jobs",
+            job,
+        )
 
     yield from _capped(rows, make)
 
@@ -234,17 +299,31 @@ def _stale_or_failed_queues(conn: sqlite3.Connection, now: float) -> Iterator[Pr
         " WHERE j.status = 'queued' AND j.created_at < ? GROUP BY j.lane_id, j.owner, j.namespace ORDER BY j.lane_id",
         (now - STALE_QUEUE_S,),
     ).fetchall()
-    yield from _capped(rows, lambda lane, owner, namespace, count, oldest: Problem(
-        "warning", "jobs_queued_long",
-        f"{count} jobs of {owner}/{namespace} queued for over an hour (oldest {(now - oldest) / 3600:.1f} h):"
-        " is a server with the curation worker running?", "lanes", str(lane)))
+    yield from _capped(
+        rows,
+        lambda lane, owner, namespace, count, oldest: Problem(
+            "warning",
+            "jobs_queued_long",
+            f"{count} jobs of {owner}/{namespace} queued for over an hour (oldest {(now - oldest) / 3600:.1f} h):"
+            " is a server with the curation worker running?",
+            "lanes",
+            str(lane),
+        ),
+    )
     rows = conn.execute(
         "SELECT lane_id, owner, namespace, COUNT(*), MAX(error) FROM remember_jobs WHERE status = 'failed'"
         " GROUP BY lane_id, owner, namespace ORDER BY lane_id"
     ).fetchall()
-    yield from _capped(rows, lambda lane, owner, namespace, count, error: Problem(
-        "warning", "jobs_failed", f"{count} jobs of {owner}/{namespace} failed curation (their text is kept);"
-        f" last error: {error}", "lanes", str(lane)))
+    yield from _capped(
+        rows,
+        lambda lane, owner, namespace, count, error: Problem(
+            "warning",
+            "jobs_failed",
+            f"{count} jobs of {owner}/{namespace} failed curation (their text is kept); last error: {error}",
+            "lanes",
+            str(lane),
+        ),
+    )
 
 
 # --- memories -----------------------------------------------------------------
@@ -260,9 +339,13 @@ def _memories_outside_their_lane(conn: sqlite3.Connection) -> Iterator[Problem]:
     def make(memory, lane, owner, namespace, found, l_owner, l_namespace) -> Problem:
         if found is None:
             return Problem("error", "memory_lane_missing", f"lane {lane} does not exist", "memories", memory)
-        return Problem("error", "memory_lane_crossed",
-                       f"memory of {owner}/{namespace} filed in lane {lane} of {l_owner}/{l_namespace}",
-                       "memories", memory)
+        return Problem(
+            "error",
+            "memory_lane_crossed",
+            f"memory of {owner}/{namespace} filed in lane {lane} of {l_owner}/{l_namespace}",
+            "memories",
+            memory,
+        )
 
     yield from _capped(rows, make)
 
@@ -276,10 +359,16 @@ def _memories_without_their_source(conn: sqlite3.Connection) -> Iterator[Problem
 
     def make(memory, source, found, elsewhere) -> Problem:
         if found is None:
-            return Problem("error", "memory_source_job_missing", f"source job {source} does not exist",
-                           "memories", memory)
-        return Problem("error", "memory_source_job_elsewhere",
-                       f"source job {source} ended in {elsewhere or 'no memory'}", "memories", memory)
+            return Problem(
+                "error", "memory_source_job_missing", f"source job {source} does not exist", "memories", memory
+            )
+        return Problem(
+            "error",
+            "memory_source_job_elsewhere",
+            f"source job {source} ended in {elsewhere or 'no memory'}",
+            "memories",
+            memory,
+        )
 
     yield from _capped(rows, make)
 
@@ -290,9 +379,16 @@ def _occurrence_counts(conn: sqlite3.Connection) -> Iterator[Problem]:
         " LEFT JOIN remember_jobs j ON j.memory_id = m.id AND j.decision IN ('occurrence', 'skipped')"
         " WHERE m.status != 'forgotten' GROUP BY m.rowid HAVING m.occurrences != COUNT(j.id) ORDER BY m.rowid"
     ).fetchall()
-    yield from _capped(rows, lambda memory, counted, jobs: Problem(
-        "warning", "memory_occurrences_mismatch", f"counts {counted} occurrences, the journal has {jobs}",
-        "memories", memory))
+    yield from _capped(
+        rows,
+        lambda memory, counted, jobs: Problem(
+            "warning",
+            "memory_occurrences_mismatch",
+            f"counts {counted} occurrences, the journal has {jobs}",
+            "memories",
+            memory,
+        ),
+    )
 
 
 def _retirements(conn: sqlite3.Connection) -> Iterator[Problem]:
@@ -307,19 +403,37 @@ def _retirements(conn: sqlite3.Connection) -> Iterator[Problem]:
         if status == "retired" and into is None:
             found.append(Problem("error", "retired_without_target", "retired into nothing", "memories", memory))
         elif status == "live":
-            found.append(Problem("error", "live_memory_retired_into", f"live, yet marked retired into {into}",
-                                 "memories", memory))
+            found.append(
+                Problem(
+                    "error", "live_memory_retired_into", f"live, yet marked retired into {into}", "memories", memory
+                )
+            )
         elif target is None:
-            found.append(Problem("error", "retired_into_missing", f"retired into {into}, which does not exist",
-                                 "memories", memory))
+            found.append(
+                Problem(
+                    "error", "retired_into_missing", f"retired into {into}, which does not exist", "memories", memory
+                )
+            )
         elif t_owner != owner or t_lane != lane:
-            found.append(Problem("error", "retired_into_crossed",
-                                 f"retired into {into} of owner {t_owner!r} lane {t_lane}"
-                                 f" (its own: {owner!r} lane {lane})", "memories", memory))
+            found.append(
+                Problem(
+                    "error",
+                    "retired_into_crossed",
+                    f"retired into {into} of owner {t_owner!r} lane {t_lane} (its own: {owner!r} lane {lane})",
+                    "memories",
+                    memory,
+                )
+            )
         elif status == "retired" and t_status == "forgotten":
-            found.append(Problem("error", "retired_into_forgotten",
-                                 f"retired into {into}, which was forgotten; forget should have erased this one too",
-                                 "memories", memory))
+            found.append(
+                Problem(
+                    "error",
+                    "retired_into_forgotten",
+                    f"retired into {into}, which was forgotten; forget should have erased this one too",
+                    "memories",
+                    memory,
+                )
+            )
         if status == "retired" and into is not None:
             chains[memory] = into
     for start in chains:
@@ -328,8 +442,9 @@ def _retirements(conn: sqlite3.Connection) -> Iterator[Problem]:
             seen.add(at)
             at = chains[at]
         if at == start:
-            found.append(Problem("error", "retired_into_cycle", "its retired_into chain loops back to it",
-                                 "memories", start))
+            found.append(
+                Problem("error", "retired_into_cycle", "its retired_into chain loops back to it", "memories", start)
+            )
     yield from _cap(found)
 
 
@@ -337,16 +452,24 @@ def _forgotten_leftovers(conn: sqlite3.Connection) -> Iterator[Problem]:
     rows = conn.execute(
         "SELECT id FROM memories WHERE status = 'forgotten' AND (body != '' OR norm_key != '') ORDER BY rowid"
     ).fetchall()
-    yield from _capped(rows, lambda memory: Problem(
-        "error", "forgotten_memory_keeps_text", "forgotten, but its body is still stored", "memories", memory))
+    yield from _capped(
+        rows,
+        lambda memory: Problem(
+            "error", "forgotten_memory_keeps_text", "forgotten, but its body is still stored", "memories", memory
+        ),
+    )
     if not _table_exists(conn, "forgotten"):
         return
     rows = conn.execute(
         "SELECT m.id FROM memories m LEFT JOIN forgotten f ON f.memory_id = m.id"
         " WHERE m.status = 'forgotten' AND f.memory_id IS NULL ORDER BY m.rowid"
     ).fetchall()
-    yield from _capped(rows, lambda memory: Problem(
-        "warning", "forgotten_tombstone_missing", "forgotten without a tombstone", "memories", memory))
+    yield from _capped(
+        rows,
+        lambda memory: Problem(
+            "warning", "forgotten_tombstone_missing", "forgotten without a tombstone", "memories", memory
+        ),
+    )
     rows = conn.execute(
         "SELECT f.memory_id, f.owner, f.namespace, m.id, m.status, m.owner, m.namespace FROM forgotten f"
         " LEFT JOIN memories m ON m.id = f.memory_id"
@@ -356,11 +479,16 @@ def _forgotten_leftovers(conn: sqlite3.Connection) -> Iterator[Problem]:
 
     def make(memory, owner, namespace, found, status, m_owner, m_namespace) -> Problem:
         if found is not None and (m_owner != owner or m_namespace != namespace):
-            return Problem("error", "tombstone_crossed",
-                           f"tombstone of {owner}/{namespace} for a memory of {m_owner}/{m_namespace}",
-                           "forgotten", memory)
-        return Problem("warning", "tombstone_orphan", f"tombstone for a memory that is {status or 'missing'}",
-                       "forgotten", memory)
+            return Problem(
+                "error",
+                "tombstone_crossed",
+                f"tombstone of {owner}/{namespace} for a memory of {m_owner}/{m_namespace}",
+                "forgotten",
+                memory,
+            )
+        return Problem(
+            "warning", "tombstone_orphan", f"tombstone for a memory that is {status or 'missing'}", "forgotten", memory
+        )
 
     yield from _capped(rows, make)
 
@@ -379,10 +507,16 @@ def _owner_text_stats(conn: sqlite3.Connection) -> Iterator[Problem]:
         " SELECT s.owner, s.live_count, s.live_chars, 0, 0 FROM owner_text_stats s"
         " WHERE (s.live_count != 0 OR s.live_chars != 0) AND s.owner NOT IN (SELECT owner FROM actual)"
     ).fetchall()
-    yield from _capped(rows, lambda owner, count, chars, actual_count, actual_chars: Problem(
-        "warning", "owner_text_stats_drift",
-        f"says {count} live memories / {chars} characters, the memories table has {actual_count} / {actual_chars}",
-        "owner_text_stats", owner))
+    yield from _capped(
+        rows,
+        lambda owner, count, chars, actual_count, actual_chars: Problem(
+            "warning",
+            "owner_text_stats_drift",
+            f"says {count} live memories / {chars} characters, the memories table has {actual_count} / {actual_chars}",
+            "owner_text_stats",
+            owner,
+        ),
+    )
 
 
 def _lane_live_counts(conn: sqlite3.Connection) -> Iterator[Problem]:
@@ -393,9 +527,16 @@ def _lane_live_counts(conn: sqlite3.Connection) -> Iterator[Problem]:
         "SELECT l.id, l.live_count, (SELECT COUNT(*) FROM memories m WHERE m.lane_id = l.id AND m.status = 'live')"
         " AS actual FROM lanes l WHERE l.live_count != actual ORDER BY l.id"
     ).fetchall()
-    yield from _capped(rows, lambda lane, count, actual: Problem(
-        "warning", "lane_live_count_drift", f"says {count} live memories, the memories table has {actual}",
-        "lanes", str(lane)))
+    yield from _capped(
+        rows,
+        lambda lane, count, actual: Problem(
+            "warning",
+            "lane_live_count_drift",
+            f"says {count} live memories, the memories table has {actual}",
+            "lanes",
+            str(lane),
+        ),
+    )
 
 
 # --- indexes: full text and vectors ------------------------------------------------
@@ -407,17 +548,30 @@ def _full_text_rows(conn: sqlite3.Connection) -> Iterator[Problem]:
         return
     tables = fts.tables(conn)
     problems = [
-        Problem("error", "fts_table_missing", "owner has no full-text table (lexical recall cannot search it)",
-                "lanes", owner)
-        for (owner,) in conn.execute("SELECT DISTINCT owner FROM lanes ORDER BY owner") if owner not in tables
+        Problem(
+            "error",
+            "fts_table_missing",
+            "owner has no full-text table (lexical recall cannot search it)",
+            "lanes",
+            owner,
+        )
+        for (owner,) in conn.execute("SELECT DISTINCT owner FROM lanes ORDER BY owner")
+        if owner not in tables
     ]
     for owner, name in tables.items():
         if not _table_exists(conn, name):
-            problems.append(Problem("error", "fts_table_missing", f"full-text table {name} is gone", "owner_fts", owner))
+            problems.append(
+                Problem("error", "fts_table_missing", f"full-text table {name} is gone", "owner_fts", owner)
+            )
             continue
         problems += [
-            Problem("error", "fts_row_missing", "live memory has no full-text row (lexical recall cannot find it)",
-                    "memories", memory)
+            Problem(
+                "error",
+                "fts_row_missing",
+                "live memory has no full-text row (lexical recall cannot find it)",
+                "memories",
+                memory,
+            )
             for (memory,) in conn.execute(
                 f"SELECT m.id FROM memories m LEFT JOIN {name} f ON f.rowid = m.rowid"
                 " WHERE m.owner = ? AND m.status = 'live' AND f.rowid IS NULL ORDER BY m.rowid",
@@ -432,21 +586,43 @@ def _full_text_rows(conn: sqlite3.Connection) -> Iterator[Problem]:
             (owner,),
         ):
             if memory is None:
-                problems.append(Problem("error", "fts_row_orphan", f"indexes rowid {rowid}, which has no memory", name,
-                                        str(rowid)))
+                problems.append(
+                    Problem("error", "fts_row_orphan", f"indexes rowid {rowid}, which has no memory", name, str(rowid))
+                )
             elif m_owner != owner:
-                problems.append(Problem("error", "fts_row_other_owner",
-                                        f"{owner!r}'s full-text table indexes memory {memory} of another owner",
-                                        "memories", memory))
+                problems.append(
+                    Problem(
+                        "error",
+                        "fts_row_other_owner",
+                        f"{owner!r}'s full-text table indexes memory {memory} of another owner",
+                        "memories",
+                        memory,
+                    )
+                )
             elif status != "live":
-                problems.append(Problem("error", "fts_row_orphan", f"indexes memory {memory}, which is {status}", name,
-                                        str(rowid)))
+                problems.append(
+                    Problem("error", "fts_row_orphan", f"indexes memory {memory}, which is {status}", name, str(rowid))
+                )
             elif not lane_ok:
-                problems.append(Problem("error", "fts_row_other_lane", "full-text row names another lane than the memory's",
-                                        "memories", memory))
+                problems.append(
+                    Problem(
+                        "error",
+                        "fts_row_other_lane",
+                        "full-text row names another lane than the memory's",
+                        "memories",
+                        memory,
+                    )
+                )
             elif not body_ok:
-                problems.append(Problem("error", "fts_body_stale", "full-text row indexes another body than the memory's",
-                                        "memories", memory))
+                problems.append(
+                    Problem(
+                        "error",
+                        "fts_body_stale",
+                        "full-text row indexes another body than the memory's",
+                        "memories",
+                        memory,
+                    )
+                )
     yield from _cap(problems)
 
 
@@ -460,11 +636,19 @@ def _vector_meta(conn: sqlite3.Connection) -> tuple[str, str] | None:
 
 def _vector_tables(conn: sqlite3.Connection) -> Iterator[Problem]:
     meta = _vector_meta(conn)
-    vec_tables = {name for (name,) in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING vec0%'")}
+    vec_tables = {
+        name
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING vec0%'"
+        )
+    }
     if meta is not None and meta[1] not in vec_tables:
-        yield Problem("error", "vector_table_missing", f"embedding_meta names {meta[1]} for {meta[0]!r}; it is gone",
-                      "embedding_meta")
+        yield Problem(
+            "error",
+            "vector_table_missing",
+            f"embedding_meta names {meta[1]} for {meta[0]!r}; it is gone",
+            "embedding_meta",
+        )
     building = None
     if _table_exists(conn, "reindex_state"):
         row = conn.execute(
@@ -472,12 +656,17 @@ def _vector_tables(conn: sqlite3.Connection) -> Iterator[Problem]:
         ).fetchone()
         if row is not None:
             building = row[1]
-            yield Problem("info", "reindex_unfinished",
-                          f"a reindex to {row[0]!r} has reached rowid {row[2]} (run `memwal-mcp reindex` to finish it)",
-                          "reindex_state", row[1])
+            yield Problem(
+                "info",
+                "reindex_unfinished",
+                f"a reindex to {row[0]!r} has reached rowid {row[2]} (run `memwal-mcp reindex` to finish it)",
+                "reindex_state",
+                row[1],
+            )
     for name in sorted(vec_tables - {meta[1] if meta else None, building}):
-        yield Problem("warning", "vector_table_leftover", "a vector table nothing uses (space that could be freed)",
-                      name)
+        yield Problem(
+            "warning", "vector_table_leftover", "a vector table nothing uses (space that could be freed)", name
+        )
 
 
 def _vector_rows(conn: sqlite3.Connection) -> Iterator[Problem]:
@@ -507,29 +696,71 @@ def _vector_rows(conn: sqlite3.Connection) -> Iterator[Problem]:
         for rowid in sorted(vectors)
         if rowid not in by_rowid or by_rowid[rowid][3] != "live"
     ]
-    yield from _capped(missing, lambda memory, model: Problem(
-        "error", "vector_row_missing", f"embedded with {model!r} but has no vector row (vector recall cannot find it)",
-        "memories", memory))
-    yield from _capped(orphans, lambda rowid, memory, status: Problem(
-        "error", "vector_row_orphan",
-        f"belongs to memory {memory}, which is {status}" if memory else f"rowid {rowid} has no memory",
-        table, str(rowid)))
-    yield from _capped(crossed, lambda memory, vector_lane, lane: Problem(
-        "error", "vector_lane_mismatch", f"vector row is in lane {vector_lane}, the memory in lane {lane}",
-        "memories", memory))
-    yield from _capped(unclaimed, lambda memory: Problem(
-        "warning", "vector_row_unclaimed", "has a vector row but is marked not embedded (the backlog replaces it)",
-        "memories", memory))
-    yield from _capped(other_model, lambda memory, model, stored: Problem(
-        "warning", "vector_model_differs", f"embedded with {model!r}, the store's vectors with {stored!r}",
-        "memories", memory))
+    yield from _capped(
+        missing,
+        lambda memory, model: Problem(
+            "error",
+            "vector_row_missing",
+            f"embedded with {model!r} but has no vector row (vector recall cannot find it)",
+            "memories",
+            memory,
+        ),
+    )
+    yield from _capped(
+        orphans,
+        lambda rowid, memory, status: Problem(
+            "error",
+            "vector_row_orphan",
+            f"belongs to memory {memory}, which is {status}" if memory else f"rowid {rowid} has no memory",
+            table,
+            str(rowid),
+        ),
+    )
+    yield from _capped(
+        crossed,
+        lambda memory, vector_lane, lane: Problem(
+            "error",
+            "vector_lane_mismatch",
+            f"vector row is in lane {vector_lane}, the memory in lane {lane}",
+            "memories",
+            memory,
+        ),
+    )
+    yield from _capped(
+        unclaimed,
+        lambda memory: Problem(
+            "warning",
+            "vector_row_unclaimed",
+            "has a vector row but is marked not embedded (the backlog replaces it)",
+            "memories",
+            memory,
+        ),
+    )
+    yield from _capped(
+        other_model,
+        lambda memory, model, stored: Problem(
+            "warning",
+            "vector_model_differs",
+            f"embedded with {model!r}, the store's vectors with {stored!r}",
+            "memories",
+            memory,
+        ),
+    )
     if unembedded:
-        yield Problem("info", "memories_unembedded",
-                      f"{unembedded} live memories wait for a vector (the curation worker embeds them)", "memories")
+        yield Problem(
+            "info",
+            "memories_unembedded",
+            f"{unembedded} live memories wait for a vector (the curation worker embeds them)",
+            "memories",
+        )
     if unembeddable:
-        yield Problem("info", "memories_unembeddable",
-                      f"{unembeddable} live memories the model could not embed (full-text search finds them;"
-                      " `memwal-mcp reindex` tries again)", "memories")
+        yield Problem(
+            "info",
+            "memories_unembeddable",
+            f"{unembeddable} live memories the model could not embed (full-text search finds them;"
+            " `memwal-mcp reindex` tries again)",
+            "memories",
+        )
 
 
 # --- revisions ----------------------------------------------------------------------
@@ -541,10 +772,18 @@ def _revisions(conn: sqlite3.Connection) -> Iterator[Problem]:
         " LEFT JOIN memories m ON m.rowid = r.memory_rowid"
         " WHERE m.rowid IS NULL OR m.status = 'forgotten' ORDER BY r.id"
     ).fetchall()
-    yield from _capped(rows, lambda revision, rowid, memory, status: Problem(
-        "error", "revision_orphan",
-        f"keeps a body of memory {memory}, which was forgotten" if memory else f"memory rowid {rowid} does not exist",
-        "memory_revisions", str(revision)))
+    yield from _capped(
+        rows,
+        lambda revision, rowid, memory, status: Problem(
+            "error",
+            "revision_orphan",
+            f"keeps a body of memory {memory}, which was forgotten"
+            if memory
+            else f"memory rowid {rowid} does not exist",
+            "memory_revisions",
+            str(revision),
+        ),
+    )
     rows = conn.execute(
         "SELECT r.id, r.job_id, j.id, j.owner, j.lane_id, m.owner, m.lane_id FROM memory_revisions r"
         " JOIN memories m ON m.rowid = r.memory_rowid LEFT JOIN remember_jobs j ON j.id = r.job_id"
@@ -553,11 +792,20 @@ def _revisions(conn: sqlite3.Connection) -> Iterator[Problem]:
 
     def make(revision, job, found, owner, lane, m_owner, m_lane) -> Problem:
         if found is None:
-            return Problem("error", "revision_job_missing", f"caused by job {job}, which does not exist",
-                           "memory_revisions", str(revision))
-        return Problem("error", "revision_job_crossed",
-                       f"caused by job {job} of {owner!r} lane {lane}; the memory is {m_owner!r} lane {m_lane}",
-                       "memory_revisions", str(revision))
+            return Problem(
+                "error",
+                "revision_job_missing",
+                f"caused by job {job}, which does not exist",
+                "memory_revisions",
+                str(revision),
+            )
+        return Problem(
+            "error",
+            "revision_job_crossed",
+            f"caused by job {job} of {owner!r} lane {lane}; the memory is {m_owner!r} lane {m_lane}",
+            "memory_revisions",
+            str(revision),
+        )
 
     yield from _capped(rows, make)
     # merged_ids names the memories a CONSOLIDATE retired (undo brings them back): one lane's, always.
@@ -571,10 +819,16 @@ def _revisions(conn: sqlite3.Connection) -> Iterator[Problem]:
             found = conn.execute("SELECT owner, lane_id FROM memories WHERE id = ?", (merged_id,)).fetchone()
             if found is not None and (found[0] != m_owner or found[1] != m_lane):
                 crossed.append((revision, merged_id, found[0], found[1], m_owner, m_lane))
-    yield from _capped(crossed, lambda revision, merged_id, owner, lane, m_owner, m_lane: Problem(
-        "error", "revision_merged_crossed",
-        f"merged memory {merged_id} of {owner!r} lane {lane}; the memory is {m_owner!r} lane {m_lane}",
-        "memory_revisions", str(revision)))
+    yield from _capped(
+        crossed,
+        lambda revision, merged_id, owner, lane, m_owner, m_lane: Problem(
+            "error",
+            "revision_merged_crossed",
+            f"merged memory {merged_id} of {owner!r} lane {lane}; the memory is {m_owner!r} lane {m_lane}",
+            "memory_revisions",
+            str(revision),
+        ),
+    )
 
 
 # --- SQLite itself ------------------------------------------------------------------
@@ -585,8 +839,12 @@ def _sqlite_integrity(conn: sqlite3.Connection) -> Iterator[Problem]:
     rows = [(r[0],) for r in conn.execute("PRAGMA integrity_check").fetchall() if r[0] != "ok"]
     yield from _capped(rows, lambda message: Problem("error", "sqlite_integrity", message, "sqlite"))
     rows = conn.execute("PRAGMA foreign_key_check").fetchall()
-    yield from _capped(rows, lambda table, rowid, parent, _fk: Problem(
-        "error", "foreign_key_violation", f"rowid {rowid} points at a missing {parent} row", table, str(rowid)))
+    yield from _capped(
+        rows,
+        lambda table, rowid, parent, _fk: Problem(
+            "error", "foreign_key_violation", f"rowid {rowid} points at a missing {parent} row", table, str(rowid)
+        ),
+    )
 
 
 CHECKS: tuple[Callable[[sqlite3.Connection], Iterable[Problem]], ...] = (
@@ -672,5 +930,7 @@ def summary_line(problems: Sequence[Problem], counts: StoreCounts) -> str:
     tally = Counter(p.severity for p in problems)
     errors, warnings, infos = tally["error"], tally["warning"], tally["info"]
     verdict = "FAILED" if errors else "ok"
-    return (f"check {verdict}: {_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {infos} info"
-            f" ({counts.summary()})")
+    return (
+        f"check {verdict}: {_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {infos} info"
+        f" ({counts.summary()})"
+    )

@@ -120,8 +120,12 @@ def still_queued(conn: sqlite3.Connection, job_ids: Sequence[str]) -> set[str]:
     ids = list(job_ids)
     for start in range(0, len(ids), 500):
         chunk = ids[start : start + 500]
-        found.update(job_id for (job_id,) in conn.execute(
-            f"SELECT id FROM remember_jobs WHERE status = 'queued' AND id IN ({','.join('?' * len(chunk))})", chunk))
+        found.update(
+            job_id
+            for (job_id,) in conn.execute(
+                f"SELECT id FROM remember_jobs WHERE status = 'queued' AND id IN ({','.join('?' * len(chunk))})", chunk
+            )
+        )
     return found
 
 
@@ -131,8 +135,11 @@ _QUEUED_COLUMNS = "seq, id, owner, namespace, lane_id, text, attempts, created_a
 def queued_mark(conn: sqlite3.Connection, lanes: Sequence[int]) -> int | None:
     """The arrival number of the newest job still queued in these lanes; None when none is."""
     newest = [
-        seq for lane in lanes
-        for (seq,) in conn.execute("SELECT MAX(seq) FROM remember_jobs WHERE lane_id = ? AND status = 'queued'", (lane,))
+        seq
+        for lane in lanes
+        for (seq,) in conn.execute(
+            "SELECT MAX(seq) FROM remember_jobs WHERE lane_id = ? AND status = 'queued'", (lane,)
+        )
         if seq is not None
     ]
     return max(newest) if newest else None
@@ -274,9 +281,7 @@ def mark_done(conn: sqlite3.Connection, job_id: str, decision: str, memory_id: s
         raise JobWithdrawn(f"job {job_id} left the queue while it was curated; nothing of it is applied")
 
 
-def mark_attempt_failed(
-    conn: sqlite3.Connection, job_id: str, error: str, retry_at: float | None, now: float
-) -> None:
+def mark_attempt_failed(conn: sqlite3.Connection, job_id: str, error: str, retry_at: float | None, now: float) -> None:
     """Record a failed attempt: back to the queue at `retry_at`, or failed for good when None."""
     if retry_at is None:
         conn.execute(

@@ -78,7 +78,9 @@ def _queued_repeats(conn: sqlite3.Connection, owner: str, ids: list[str], rowids
     return [seq for seq, lane, text in queued if (lane, normalize_text(text)) in erased]
 
 
-def copies_of(conn: sqlite3.Connection, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[tuple[str, str, str]]:
+def copies_of(
+    conn: sqlite3.Connection, owner: str, lanes: Sequence[int], keys: Sequence[str]
+) -> list[tuple[str, str, str]]:
     """(id, key, text) of every live memory and queued job of the owner in the lanes whose
     normalized text has one of the norm_key()s: what recall collapsed into one hit, so what
     a forget of that hit must erase, or the fact comes straight back."""
@@ -86,11 +88,14 @@ def copies_of(conn: sqlite3.Connection, owner: str, lanes: Sequence[int], keys: 
     if not wanted or not lanes:
         return []
     lane_marks = ",".join("?" * len(lanes))
-    found = [(mid, key, body) for mid, key, body in conn.execute(
-        f"SELECT id, norm_key, body FROM memories WHERE owner = ? AND status = 'live' AND lane_id IN ({lane_marks})"
-        f" AND norm_key IN ({','.join('?' * len(wanted))}) ORDER BY created_at, id",
-        (owner, *lanes, *wanted),
-    )]
+    found = [
+        (mid, key, body)
+        for mid, key, body in conn.execute(
+            f"SELECT id, norm_key, body FROM memories WHERE owner = ? AND status = 'live' AND lane_id IN ({lane_marks})"
+            f" AND norm_key IN ({','.join('?' * len(wanted))}) ORDER BY created_at, id",
+            (owner, *lanes, *wanted),
+        )
+    ]
     for job_id, text in conn.execute(
         f"SELECT id, text FROM remember_jobs WHERE owner = ? AND status = 'queued' AND lane_id IN ({lane_marks})"
         " ORDER BY seq",
@@ -113,8 +118,11 @@ def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str, retired_
 
     A job id (`j_...`, what recall shows for a fact still queued) names the fact too: a queued
     job is erased; a job already curated forgets the memory it became."""
-    done = _erase_job(conn, owner, memory_id, retired_too) if memory_id.startswith("j_") else \
-        _erase(conn, owner, memory_id, retired_too)
+    done = (
+        _erase_job(conn, owner, memory_id, retired_too)
+        if memory_id.startswith("j_")
+        else _erase(conn, owner, memory_id, retired_too)
+    )
     if done.already:
         return done
     cleared = truncate_wal(conn)
@@ -123,7 +131,8 @@ def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str, retired_
             "forgot %s, but another connection to this database (a reader holding an older snapshot) kept "
             "its write-ahead log from being emptied within %.0f s: earlier copies of the text stay in the -wal "
             "file until that connection lets go and a checkpoint empties it",
-            memory_id, BUSY_TIMEOUT_MS / 1000,
+            memory_id,
+            BUSY_TIMEOUT_MS / 1000,
         )
     return replace(done, wal_cleared=cleared)
 
@@ -274,9 +283,19 @@ def undo_last_change(conn: sqlite3.Connection, owner: str, memory_id: str) -> tu
                     restored.append(split)
             decision = "undone"
         memories.replace_body(
-            conn, rowid=row.rowid, lane=row.lane, body=undoable.body, key=norm_key(undoable.body),
-            vector=None, model_id=None, decision=decision, job_id=undoable.job_id, llm_model=None,
-            guard=None, merged_ids=restored, now=now,
+            conn,
+            rowid=row.rowid,
+            lane=row.lane,
+            body=undoable.body,
+            key=norm_key(undoable.body),
+            vector=None,
+            model_id=None,
+            decision=decision,
+            job_id=undoable.job_id,
+            llm_model=None,
+            guard=None,
+            merged_ids=restored,
+            now=now,
         )
     return undoable.body, restored if decision == "undone" else []
 
@@ -293,8 +312,18 @@ def _split_proposal(conn: sqlite3.Connection, owner: str, memory_id: str, job_id
         return None
     namespace, lane, text, occurred_at, created_at = job
     _, split = memories.create_memory(
-        conn, owner=owner, namespace=namespace, lane=lane, body=text, key=norm_key(text), source_job_id=job_id,
-        vector=None, model_id=None, now=now, occurred_at=occurred_at, created_at=created_at,
+        conn,
+        owner=owner,
+        namespace=namespace,
+        lane=lane,
+        body=text,
+        key=norm_key(text),
+        source_job_id=job_id,
+        vector=None,
+        model_id=None,
+        now=now,
+        occurred_at=occurred_at,
+        created_at=created_at,
     )
     conn.execute(
         "UPDATE remember_jobs SET decision = 'created', memory_id = ?, updated_at = ? WHERE id = ?",

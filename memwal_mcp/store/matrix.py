@@ -189,14 +189,16 @@ class _Lane:
             if self.blocks and len(self.blocks[-1]) < BLOCK_ROWS:
                 last = self.blocks[-1]
                 want = rows - (self.capacity - len(last))
-                grown = np.empty((min(BLOCK_ROWS, max(want, 64, int(len(last) * _GROW) + 1)), self.dim),
-                                 dtype=np.float32)
+                grown = np.empty(
+                    (min(BLOCK_ROWS, max(want, 64, int(len(last) * _GROW) + 1)), self.dim), dtype=np.float32
+                )
                 used = min(len(last), max(0, self.size - (self.capacity - len(last))))
                 grown[:used] = last[:used]
                 self.blocks[-1] = grown
             else:
-                self.blocks.append(np.empty((min(BLOCK_ROWS, max(64, rows - self.capacity)), self.dim),
-                                            dtype=np.float32))
+                self.blocks.append(
+                    np.empty((min(BLOCK_ROWS, max(64, rows - self.capacity)), self.dim), dtype=np.float32)
+                )
 
     def _row(self, index: int) -> np.ndarray:
         return self.blocks[index // BLOCK_ROWS][index % BLOCK_ROWS]
@@ -421,11 +423,15 @@ _ROWID_COLUMNS = {"rowid", "chunk_id", "chunk_offset"}
 
 def _chunk_layout_known(conn: sqlite3.Connection, table: str) -> bool:
     """Whether the vec0 table's shadow tables look like sqlite-vec 0.1.x's, which this module reads."""
+
     def columns(shadow: str) -> set[str]:
         return {row[1] for row in conn.execute(f'PRAGMA table_info("{table}_{shadow}")')}
 
-    return (_CHUNK_COLUMNS <= columns("chunks") and columns("vector_chunks00") == {"rowid", "vectors"}
-            and _ROWID_COLUMNS <= columns("rowids"))
+    return (
+        _CHUNK_COLUMNS <= columns("chunks")
+        and columns("vector_chunks00") == {"rowid", "vectors"}
+        and _ROWID_COLUMNS <= columns("rowids")
+    )
 
 
 def _valid_bits(validity: bytes, size: int) -> np.ndarray:
@@ -448,8 +454,10 @@ def _load_chunks(conn: sqlite3.Connection, table: str, dim: int, lane: int, fres
             raise ValueError(f"a chunk of {size} vectors has blobs of unexpected sizes")
         valid = _valid_bits(validity, size)
         if valid.any():
-            fresh.append(np.frombuffer(rowids, dtype=np.int64)[valid],
-                         np.frombuffer(vectors, dtype=np.float32).reshape(size, dim)[valid])
+            fresh.append(
+                np.frombuffer(rowids, dtype=np.int64)[valid],
+                np.frombuffer(vectors, dtype=np.float32).reshape(size, dim)[valid],
+            )
     for index in {0, fresh.size // 2, fresh.size - 1} if fresh.size else ():
         rowid = int(fresh.rowids[index])
         row = conn.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
@@ -561,14 +569,17 @@ def vectors_in(matrix: _Lane, rowids: list[int]) -> dict[int, np.ndarray]:
 
 
 def nearest_many(
-    conn: sqlite3.Connection, table: str, dim: int, lane: int, queries: np.ndarray, k: int,
+    conn: sqlite3.Connection,
+    table: str,
+    dim: int,
+    lane: int,
+    queries: np.ndarray,
+    k: int,
     min_score: float | None = None,
 ) -> list[list[tuple[int, float]]]:
     """`nearest` for a batch of queries with one matrix product (curation nominates a whole batch)."""
 
-    return _in_read_transaction(
-        conn, lambda: nearest_many_in(_synced(conn, table, dim, lane), queries, k, min_score)
-    )
+    return _in_read_transaction(conn, lambda: nearest_many_in(_synced(conn, table, dim, lane), queries, k, min_score))
 
 
 def nearest_many_in(
@@ -621,7 +632,10 @@ def nearest_many_in(
 
 
 def _pruned_scan(
-    matrix: _Lane, rotated: np.ndarray, k: int, min_score: float,
+    matrix: _Lane,
+    rotated: np.ndarray,
+    k: int,
+    min_score: float,
     keep: Callable[[int, np.ndarray, np.ndarray], np.ndarray],
 ) -> None:
     """The threshold search of a rotated lane: bound every cosine from the first PREFIX_DIMS

@@ -142,8 +142,19 @@ def create_memory(
     rowid = conn.execute(
         "INSERT INTO memories (id, owner, namespace, lane_id, body, norm_key, source_job_id, vector_model,"
         " occurred_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (memory_id, owner, namespace, lane, body, key, source_job_id, model_id if vector is not None else None,
-         occurred_at, created_at if created_at is not None else now, now),
+        (
+            memory_id,
+            owner,
+            namespace,
+            lane,
+            body,
+            key,
+            source_job_id,
+            model_id if vector is not None else None,
+            occurred_at,
+            created_at if created_at is not None else now,
+            now,
+        ),
     ).lastrowid
     assert rowid is not None  # an INSERT always sets it
     fts.add(conn, lane, rowid, body)
@@ -167,8 +178,10 @@ def bump_counters(conn: sqlite3.Connection, markers: Iterable[str]) -> None:
 
 def defer_nominations(conn: sqlite3.Connection, rowid: int, lane: int, job_id: str) -> None:
     """Count this new memory's nominees later (the no-LLM path: they cannot change its outcome)."""
-    conn.execute("INSERT OR REPLACE INTO deferred_nominations (memory_rowid, lane_id, job_id) VALUES (?, ?, ?)",
-                 (rowid, lane, job_id))
+    conn.execute(
+        "INSERT OR REPLACE INTO deferred_nominations (memory_rowid, lane_id, job_id) VALUES (?, ?, ?)",
+        (rowid, lane, job_id),
+    )
 
 
 def deferred_nominations(conn: sqlite3.Connection, limit: int) -> tuple[int, list[tuple[int, str]]] | None:
@@ -191,8 +204,12 @@ def take_deferred_nominations(conn: sqlite3.Connection, rowids: Sequence[int]) -
     for start in range(0, len(rowids), 500):
         part = list(rowids[start : start + 500])
         marks = ",".join("?" * len(part))
-        taken.update(rowid for (rowid,) in conn.execute(
-            f"DELETE FROM deferred_nominations WHERE memory_rowid IN ({marks}) RETURNING memory_rowid", part))
+        taken.update(
+            rowid
+            for (rowid,) in conn.execute(
+                f"DELETE FROM deferred_nominations WHERE memory_rowid IN ({marks}) RETURNING memory_rowid", part
+            )
+        )
     return taken
 
 
@@ -233,9 +250,7 @@ def mark_unembeddable(conn: sqlite3.Connection, rowids: Sequence[int]) -> None:
     )
 
 
-def set_vectors(
-    conn: sqlite3.Connection, items: Sequence[tuple[int, int, str, np.ndarray]], model_id: str
-) -> int:
+def set_vectors(conn: sqlite3.Connection, items: Sequence[tuple[int, int, str, np.ndarray]], model_id: str) -> int:
     """Store vectors computed off the writer for (rowid, lane, body): only where the memory is still
     live, still unembedded and still has that body -- a forget, merge or undo may have landed
     meanwhile. Returns how many were stored."""
@@ -274,7 +289,9 @@ def knn(conn: sqlite3.Connection, lane: int, query: np.ndarray, k: int) -> list[
     return [] if space is None else matrix.nearest(conn, *space, lane, query, k)
 
 
-def lane_vectors(conn: sqlite3.Connection, lanes: Sequence[int]) -> list[Callable[[np.ndarray, int], list[tuple[int, float]]]]:
+def lane_vectors(
+    conn: sqlite3.Connection, lanes: Sequence[int]
+) -> list[Callable[[np.ndarray, int], list[tuple[int, float]]]]:
     """One exact-kNN function per lane over its vectors as of now; they need no connection, so a
     search can run them while the connection's thread does something else."""
     space = _vector_space(conn)
@@ -400,8 +417,12 @@ def copies_by_key(
             untracked = max(0, occurrences - tracked) if row_in_window else 0
             before = found.get(key, KeyCopies(0, 0, 0, None))
             times = [t for t in (before.latest, latest, at if row_in_window else None) if t is not None]
-            found[key] = KeyCopies(before.rows + int(bool(row_in_window)), before.occurrences + exact + untracked,
-                                   before.folded_by_llm + llm, max(times) if times else None)
+            found[key] = KeyCopies(
+                before.rows + int(bool(row_in_window)),
+                before.occurrences + exact + untracked,
+                before.folded_by_llm + llm,
+                max(times) if times else None,
+            )
     return found
 
 
@@ -463,7 +484,9 @@ def replace_body(
     if table is not None:
         conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
         if vector is not None:
-            conn.execute(f"INSERT INTO {table} (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, _blob(vector)))
+            conn.execute(
+                f"INSERT INTO {table} (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, _blob(vector))
+            )
 
 
 def retire(conn: sqlite3.Connection, rowid: int, into_id: str, now: float) -> None:

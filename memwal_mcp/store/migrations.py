@@ -76,9 +76,7 @@ def apply_migrations(conn: sqlite3.Connection, folder: Path | None = None) -> li
     for migration in load_migrations(folder):
         conn.execute("BEGIN IMMEDIATE")
         try:
-            done = conn.execute(
-                "SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)
-            ).fetchone()
+            done = conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)).fetchone()
             if done:
                 conn.execute("COMMIT")
                 continue

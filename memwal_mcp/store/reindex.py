@@ -67,9 +67,9 @@ def done_upto(conn: sqlite3.Connection, mark: int) -> int:
 
 
 def remaining(conn: sqlite3.Connection, after_rowid: int) -> int:
-    return conn.execute(
-        "SELECT COUNT(*) FROM memories WHERE status = 'live' AND rowid > ?", (after_rowid,)
-    ).fetchone()[0]
+    return conn.execute("SELECT COUNT(*) FROM memories WHERE status = 'live' AND rowid > ?", (after_rowid,)).fetchone()[
+        0
+    ]
 
 
 def next_batch(conn: sqlite3.Connection, after_rowid: int, limit: int) -> list[tuple[int, int, str]]:

@@ -223,8 +223,9 @@ class RecordRefused(InvalidInput):
     """One record of an import cannot be written. `line` is its line when known; otherwise
     `kind` and `key` say which record it is (a reference, checked once the whole file is written)."""
 
-    def __init__(self, reason: str, *, line: int | None = None, kind: Kind | None = None,
-                 key: dict[str, object] | None = None) -> None:
+    def __init__(
+        self, reason: str, *, line: int | None = None, kind: Kind | None = None, key: dict[str, object] | None = None
+    ) -> None:
         super().__init__(reason)
         self.reason, self.line, self.kind, self.key = reason, line, kind, key or {}
 
@@ -261,8 +262,22 @@ def _import_job(conn: sqlite3.Connection, job: Job, lanes: dict[tuple[str, str],
         "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, idempotency_key, occurred_at, status,"
         " attempts, decision, memory_id, error, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-        (job.id, job.owner, job.namespace, lane, text, job.idempotency_key, job.occurred_at, job.status,
-         job.attempts, decision, job.memory_id, job.error, job.created_at, job.updated_at),
+        (
+            job.id,
+            job.owner,
+            job.namespace,
+            lane,
+            text,
+            job.idempotency_key,
+            job.occurred_at,
+            job.status,
+            job.attempts,
+            decision,
+            job.memory_id,
+            job.error,
+            job.created_at,
+            job.updated_at,
+        ),
     ).rowcount
     out.count("job", inserted == 1)
 
@@ -282,9 +297,21 @@ def _import_memory(
         "INSERT INTO memories (id, owner, namespace, lane_id, body, norm_key, status, retired_into, source_job_id,"
         " occurrences, vector_model, occurred_at, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)",
-        (memory.id, memory.owner, memory.namespace, lane, memory.body, norm_key(memory.body), memory.status,
-         memory.retired_into if memory.status == "retired" else None, memory.source_job_id, memory.occurrences,
-         memory.occurred_at, memory.created_at, memory.updated_at),
+        (
+            memory.id,
+            memory.owner,
+            memory.namespace,
+            lane,
+            memory.body,
+            norm_key(memory.body),
+            memory.status,
+            memory.retired_into if memory.status == "retired" else None,
+            memory.source_job_id,
+            memory.occurrences,
+            memory.occurred_at,
+            memory.created_at,
+            memory.updated_at,
+        ),
     ).lastrowid
     assert rowid is not None  # an INSERT always sets it
     if memory.status == "live":  # retired memories have left the indexes
@@ -293,9 +320,7 @@ def _import_memory(
 
 
 def _import_revision(conn: sqlite3.Connection, revision: RevisionRow, out: ImportOutcome) -> None:
-    found = conn.execute(
-        "SELECT rowid, owner, status FROM memories WHERE id = ?", (revision.memory_id,)
-    ).fetchone()
+    found = conn.execute("SELECT rowid, owner, status FROM memories WHERE id = ?", (revision.memory_id,)).fetchone()
     if found is None:
         if _is_forgotten(conn, revision.owner, revision.memory_id):
             out.count("revision", False)
@@ -321,8 +346,16 @@ def _import_revision(conn: sqlite3.Connection, revision: RevisionRow, out: Impor
     conn.execute(
         "INSERT INTO memory_revisions (memory_rowid, body, decision, job_id, llm_model, guard, merged_ids, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (rowid, revision.body, revision.decision, revision.job_id, revision.llm_model, revision.guard, merged,
-         revision.created_at),
+        (
+            rowid,
+            revision.body,
+            revision.decision,
+            revision.job_id,
+            revision.llm_model,
+            revision.guard,
+            merged,
+            revision.created_at,
+        ),
     )
     out.count("revision", True)
 
@@ -336,9 +369,7 @@ def _import_tombstone(
             raise _conflict("tombstone", tombstone.memory_id, tombstone.owner)
         out.count("tombstone", False)
         return
-    memory = conn.execute(
-        "SELECT owner, status FROM memories WHERE id = ?", (tombstone.memory_id,)
-    ).fetchone()
+    memory = conn.execute("SELECT owner, status FROM memories WHERE id = ?", (tombstone.memory_id,)).fetchone()
     if memory is not None:
         if memory[0] != tombstone.owner:
             raise _conflict("memory", tombstone.memory_id, tombstone.owner)
@@ -378,9 +409,17 @@ def _emptied_memory(conn: sqlite3.Connection, tombstone: TombstoneRow, lane: int
         "INSERT INTO memories (id, owner, namespace, lane_id, body, norm_key, status, retired_into, source_job_id,"
         " occurrences, vector_model, occurred_at, created_at, updated_at)"
         " VALUES (?, ?, ?, ?, '', '', 'forgotten', ?, ?, 0, NULL, ?, ?, ?)",
-        (tombstone.memory_id, tombstone.owner, tombstone.namespace, lane, tombstone.retired_into, source,
-         tombstone.occurred_at, created if created is not None else tombstone.forgotten_at,
-         tombstone.updated_at if tombstone.updated_at is not None else tombstone.forgotten_at),
+        (
+            tombstone.memory_id,
+            tombstone.owner,
+            tombstone.namespace,
+            lane,
+            tombstone.retired_into,
+            source,
+            tombstone.occurred_at,
+            created if created is not None else tombstone.forgotten_at,
+            tombstone.updated_at if tombstone.updated_at is not None else tombstone.forgotten_at,
+        ),
     )
 
 
@@ -391,7 +430,9 @@ def _lane(conn: sqlite3.Connection, lanes: dict[tuple[str, str], int], owner: st
     return lanes[key]
 
 
-def _import_row(conn: sqlite3.Connection, row: ImportRow, lanes: dict[tuple[str, str], int], out: ImportOutcome) -> None:
+def _import_row(
+    conn: sqlite3.Connection, row: ImportRow, lanes: dict[tuple[str, str], int], out: ImportOutcome
+) -> None:
     if isinstance(row, LaneRow):
         known = (row.owner, row.namespace) in lanes or conn.execute(
             "SELECT 1 FROM lanes WHERE owner = ? AND namespace = ?", (row.owner, row.namespace)
@@ -423,39 +464,64 @@ _OWNER_OF_MEMORY = (
     "COALESCE((SELECT owner FROM memories WHERE id = {ref}), (SELECT owner FROM forgotten WHERE memory_id = {ref}))"
 )
 _REFERENCES: tuple[tuple[Kind, str, str, str], ...] = (
-    ("job", "memory", "its memory_id",
-     f"SELECT j.id, j.memory_id, {_OWNER_OF_MEMORY.format(ref='j.memory_id')} AS named, j.owner FROM remember_jobs j"
-     " WHERE j.seq > ? AND j.memory_id IS NOT NULL"),
-    ("memory", "job", "its source_job_id",
-     "SELECT m.id, m.source_job_id, (SELECT owner FROM remember_jobs WHERE id = m.source_job_id) AS named, m.owner"
-     " FROM memories m WHERE m.rowid > ?"),
-    ("memory", "memory", "its retired_into",
-     f"SELECT m.id, m.retired_into, {_OWNER_OF_MEMORY.format(ref='m.retired_into')} AS named, m.owner"
-     " FROM memories m WHERE m.rowid > ? AND m.retired_into IS NOT NULL"),
-    ("revision", "job", "its job_id",
-     "SELECT r.id, r.job_id, (SELECT owner FROM remember_jobs WHERE id = r.job_id) AS named, m.owner"
-     " FROM memory_revisions r JOIN memories m ON m.rowid = r.memory_rowid WHERE r.id > ? AND r.job_id IS NOT NULL"),
+    (
+        "job",
+        "memory",
+        "its memory_id",
+        f"SELECT j.id, j.memory_id, {_OWNER_OF_MEMORY.format(ref='j.memory_id')} AS named, j.owner FROM remember_jobs j"
+        " WHERE j.seq > ? AND j.memory_id IS NOT NULL",
+    ),
+    (
+        "memory",
+        "job",
+        "its source_job_id",
+        "SELECT m.id, m.source_job_id, (SELECT owner FROM remember_jobs WHERE id = m.source_job_id) AS named, m.owner"
+        " FROM memories m WHERE m.rowid > ?",
+    ),
+    (
+        "memory",
+        "memory",
+        "its retired_into",
+        f"SELECT m.id, m.retired_into, {_OWNER_OF_MEMORY.format(ref='m.retired_into')} AS named, m.owner"
+        " FROM memories m WHERE m.rowid > ? AND m.retired_into IS NOT NULL",
+    ),
+    (
+        "revision",
+        "job",
+        "its job_id",
+        "SELECT r.id, r.job_id, (SELECT owner FROM remember_jobs WHERE id = r.job_id) AS named, m.owner"
+        " FROM memory_revisions r JOIN memories m ON m.rowid = r.memory_rowid WHERE r.id > ? AND r.job_id IS NOT NULL",
+    ),
 )
 
 
 def _revision_key(conn: sqlite3.Connection, revision_id: object) -> dict[str, object]:
     memory_id, created_at, decision = conn.execute(
         "SELECT m.id, r.created_at, r.decision FROM memory_revisions r JOIN memories m ON m.rowid = r.memory_rowid"
-        " WHERE r.id = ?", (revision_id,)
+        " WHERE r.id = ?",
+        (revision_id,),
     ).fetchone()
     return {"memory_id": memory_id, "created_at": created_at, "decision": decision}
 
 
-def _refused_reference(conn: sqlite3.Connection, kind: Kind, record: object, named_kind: str, field_name: str,
-                       ref: str, named_owner: str | None) -> RecordRefused:
+def _refused_reference(
+    conn: sqlite3.Connection,
+    kind: Kind,
+    record: object,
+    named_kind: str,
+    field_name: str,
+    ref: str,
+    named_owner: str | None,
+) -> RecordRefused:
     key = _revision_key(conn, record) if kind == "revision" else {"id": record}
     what = f"a revision of memory {key['memory_id']!r}" if kind == "revision" else f"{kind} {record!r}"
     if named_owner is None:
-        reason = (f"{what}: {field_name} names {named_kind} {ref!r}, which is neither in the file nor in this "
-                  "database")
+        reason = f"{what}: {field_name} names {named_kind} {ref!r}, which is neither in the file nor in this database"
     else:
-        reason = (f"{what}: {field_name} names {named_kind} {ref!r} of another owner; an import cannot refer to "
-                  "another owner's records")
+        reason = (
+            f"{what}: {field_name} names {named_kind} {ref!r} of another owner; an import cannot refer to "
+            "another owner's records"
+        )
     return RecordRefused(reason, kind=kind, key=key)
 
 
@@ -471,7 +537,8 @@ def _check_references(conn: sqlite3.Connection, since: tuple[int, int, int]) -> 
     # merged_ids is a list in one column: checked id by id.
     for revision_id, merged, owner in conn.execute(
         "SELECT r.id, r.merged_ids, m.owner FROM memory_revisions r JOIN memories m ON m.rowid = r.memory_rowid"
-        " WHERE r.id > ? AND r.merged_ids IS NOT NULL", (since[2],)
+        " WHERE r.id > ? AND r.merged_ids IS NOT NULL",
+        (since[2],),
     ).fetchall():
         for ref in merged.split(","):
             named = conn.execute(f"SELECT {_OWNER_OF_MEMORY.format(ref='?')}", (ref, ref)).fetchone()[0]

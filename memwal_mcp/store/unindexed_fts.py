@@ -93,8 +93,10 @@ class _Scratch:
         """(body, lane token) as rows 1..n, replacing what was there."""
         self.conn.execute("BEGIN")
         self.conn.execute("DELETE FROM t")
-        self.conn.executemany("INSERT INTO t (rowid, body, lane) VALUES (?, ?, ?)",
-                              [(i + 1, body, lane) for i, (body, lane) in enumerate(rows)])
+        self.conn.executemany(
+            "INSERT INTO t (rowid, body, lane) VALUES (?, ?, ?)",
+            [(i + 1, body, lane) for i, (body, lane) in enumerate(rows)],
+        )
         self.conn.execute("COMMIT")
 
     def tokens(self) -> dict[int, list[str]]:
@@ -113,7 +115,9 @@ class _Scratch:
         positions: list[dict[int, set[int]]] = []
         for token in phrase:
             where: dict[int, set[int]] = {}
-            for doc, offset in self.conn.execute("SELECT doc, offset FROM tv WHERE term = ? AND col = 'body'", (token,)):
+            for doc, offset in self.conn.execute(
+                "SELECT doc, offset FROM tv WHERE term = ? AND col = 'body'", (token,)
+            ):
                 where.setdefault(doc, set()).add(offset)
             positions.append(where)
         counts: dict[int, int] = {}
@@ -173,7 +177,9 @@ def score_queued(
     for term, phrase, freq in zip(terms, phrases, freqs):
         hits = 0
         if phrase:
-            (hits,) = conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {table} MATCH ?", (f'body : "{term}"',)).fetchone()
+            (hits,) = conn.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE {table} MATCH ?", (f'body : "{term}"',)
+            ).fetchone()
         hits += sum(1 for doc in freq if added[doc - 1])
         value = math.log((rows - hits + 0.5) / (hits + 0.5))
         idf.append(value if value > 0.0 else 1e-6)
@@ -192,9 +198,7 @@ def score_queued(
     return Scored(out, keys, added_rows, added_chars)
 
 
-def bm25_of_rows(
-    conn: sqlite3.Connection, lanes: Sequence[int], match: str, rowids: Sequence[int]
-) -> dict[int, float]:
+def bm25_of_rows(conn: sqlite3.Connection, lanes: Sequence[int], match: str, rowids: Sequence[int]) -> dict[int, float]:
     """bm25 of these indexed memories for `match` (from recall.lexical.fts_query), whether or
     not a top-k word search reached them; absent = no query word in them."""
     table = _owner_table(conn, lanes)
@@ -204,8 +208,10 @@ def bm25_of_rows(
     for start in range(0, len(rowids), 500):
         part = list(rowids[start : start + 500])
         marks = ",".join("?" * len(part))
-        found.update(conn.execute(
-            f"SELECT rowid, bm25({table}, 1.0, 0.0) FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})",
-            (f"body : ({match})", *part),
-        ).fetchall())
+        found.update(
+            conn.execute(
+                f"SELECT rowid, bm25({table}, 1.0, 0.0) FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})",
+                (f"body : ({match})", *part),
+            ).fetchall()
+        )
     return found

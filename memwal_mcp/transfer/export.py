@@ -56,12 +56,16 @@ def _write(conn: sqlite3.Connection, owner: str | None, out: IO[str], progress: 
         owners = store.exported_owners(conn, owner)
         model = memories.vector_model(conn)
         header = Header(
-            exported_at=time.time(), generator=f"memwal-mcp {__version__}", owners=owners, counts=counts,
+            exported_at=time.time(),
+            generator=f"memwal-mcp {__version__}",
+            owners=owners,
+            counts=counts,
             vector_model=model[0] if model else None,
         )
         out.write(dump(header) + "\n")
-        with tqdm(total=sum(counts.values()), desc="export", unit="record", file=sys.stderr,
-                  disable=not progress) as bar:
+        with tqdm(
+            total=sum(counts.values()), desc="export", unit="record", file=sys.stderr, disable=not progress
+        ) as bar:
             pending = 0
             for record in _records(conn, owner):
                 out.write(dump(record) + "\n")
@@ -93,7 +97,9 @@ async def export_memories(
         except BrokenPipeError:  # the reader stopped (`export - | head`): the CLI ends quietly
             raise
         except OSError as exc:  # a closed pipe (`export - | head`), a full disk
-            raise InvalidInput(f"cannot write the export to {_stream_name(destination)}: {exc.strerror or exc}") from exc
+            raise InvalidInput(
+                f"cannot write the export to {_stream_name(destination)}: {exc.strerror or exc}"
+            ) from exc
         return ExportSummary("-", owners, counts)
     destination = check_destination(destination, service.db.path, force=force, what="export")
     partial = reserve_staging(destination, "export")

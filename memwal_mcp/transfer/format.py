@@ -78,14 +78,37 @@ class JobOut(_Record):
     @classmethod
     def of(cls, job: Job) -> JobOut:
         return cls(
-            id=job.id, owner=job.owner, namespace=job.namespace, text=job.text, idempotency_key=job.idempotency_key,
-            status=job.status, attempts=job.attempts, decision=job.decision, memory_id=job.memory_id,
-            error=job.error, occurred_at=job.occurred_at, created_at=job.created_at, updated_at=job.updated_at,
+            id=job.id,
+            owner=job.owner,
+            namespace=job.namespace,
+            text=job.text,
+            idempotency_key=job.idempotency_key,
+            status=job.status,
+            attempts=job.attempts,
+            decision=job.decision,
+            memory_id=job.memory_id,
+            error=job.error,
+            occurred_at=job.occurred_at,
+            created_at=job.created_at,
+            updated_at=job.updated_at,
         )
 
     def row(self) -> Job:
-        return Job(self.id, self.owner, self.namespace, self.text, self.idempotency_key, self.status, self.attempts,
-                   self.decision, self.memory_id, self.error, self.created_at, self.updated_at, self.occurred_at)
+        return Job(
+            self.id,
+            self.owner,
+            self.namespace,
+            self.text,
+            self.idempotency_key,
+            self.status,
+            self.attempts,
+            self.decision,
+            self.memory_id,
+            self.error,
+            self.created_at,
+            self.updated_at,
+            self.occurred_at,
+        )
 
 
 class MemoryOut(_Record):
@@ -273,7 +296,9 @@ def parse_graph_item(path: Path, line_no: int, line: str) -> Entity | Relation:
     try:
         return _GRAPH_ITEM.validate_python(value)
     except ValidationError as exc:
-        raise ImportFormatError(f"{path}, line {line_no}: bad {value['type']}: {_problem(exc, value['type'])}") from None
+        raise ImportFormatError(
+            f"{path}, line {line_no}: bad {value['type']}: {_problem(exc, value['type'])}"
+        ) from None
 
 
 def dump(record: BaseModel) -> str:

@@ -118,8 +118,13 @@ def _check_texts(path: Path, line_no: int, row: store.ImportRow, max_bytes: int)
         texts.append(("revision body", row.body))
     try:
         for name, value in texts:
-            validation.text(value, max_bytes, name=name, hint="a memwal export never holds an empty one",
-                            shorten="raise [limits] max_text_bytes to import it")
+            validation.text(
+                value,
+                max_bytes,
+                name=name,
+                hint="a memwal export never holds an empty one",
+                shorten="raise [limits] max_text_bytes to import it",
+            )
         if isinstance(row, Job):
             validation.idempotency_key(row.idempotency_key)
     except InvalidInput as exc:
@@ -142,7 +147,9 @@ async def import_native(service: MemoryService, path: Path, owner: str | None, p
     total = sum(header.counts.values()) if header.counts else None
     with tqdm(total=total, desc="import", unit="record", file=sys.stderr, disable=not progress) as bar:
         try:
-            outcome = await service.db.write(store.import_rows, _FileRecords(path, header, owners, bar, service.settings.limits.max_text_bytes))
+            outcome = await service.db.write(
+                store.import_rows, _FileRecords(path, header, owners, bar, service.settings.limits.max_text_bytes)
+            )
         except store.RecordRefused as exc:
             line = exc.line if exc.line is not None else _line_of(path, exc.kind, exc.key)
             where = f"{path}, line {line}" if line is not None else str(path)
@@ -212,7 +219,9 @@ async def wait_until_embedded(
             elif time.monotonic() - last_change > stall_s:
                 log.warning(
                     "%d imported memories still have no vector after %.0f s without progress; "
-                    "recall scores them directly until a server embeds them", now, stall_s,
+                    "recall scores them directly until a server embeds them",
+                    now,
+                    stall_s,
                 )
                 break
             remaining = last = now

@@ -196,7 +196,9 @@ class RawServer:
                     await self._arrived.wait()
         return self._responses[request_id]
 
-    async def request(self, method: str, params: dict[str, Any] | None = None, timeout: float = CALL_TIMEOUT_S) -> dict[str, Any]:
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, timeout: float = CALL_TIMEOUT_S
+    ) -> dict[str, Any]:
         return await self.response(await self.send_request(method, params), timeout)
 
     async def initialize(self) -> dict[str, Any]:
@@ -264,7 +266,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], stderr_file: Path, timeout: float = START_TIMEOUT_S) -> None:
+def wait_for_port(
+    port: int, proc: subprocess.Popen[bytes], stderr_file: Path, timeout: float = START_TIMEOUT_S
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:

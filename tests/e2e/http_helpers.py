@@ -55,7 +55,11 @@ def serve(env: dict[str, str], tmp_path: Path, transport: str = "http", name: st
     with log.open("wb") as stderr:
         proc = subprocess.Popen(
             [str(MEMWAL), "serve", "--transport", transport, "--port", str(port)],
-            env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+            env=env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
         )
     try:
         wait_for_port(port, proc, log)
@@ -77,8 +81,10 @@ def rpc(method: str, params: dict[str, Any] | None = None, id: int | None = 1) -
     return message
 
 
-INITIALIZE = rpc("initialize", {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
-                                "clientInfo": {"name": "memwal-e2e", "version": "1"}})
+INITIALIZE = rpc(
+    "initialize",
+    {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "memwal-e2e", "version": "1"}},
+)
 
 
 def reply_of(response: httpx2.Response) -> dict[str, Any]:
@@ -100,11 +106,16 @@ async def ping(client: httpx2.AsyncClient, url: str, session_id: str, token: str
     return await client.post(url, json=rpc("ping", id=2), headers=headers)
 
 
-async def tool_call(client: httpx2.AsyncClient, url: str, session_id: str, name: str, arguments: dict[str, Any],
-                    token: str | None = None) -> httpx2.Response:
+async def tool_call(
+    client: httpx2.AsyncClient,
+    url: str,
+    session_id: str,
+    name: str,
+    arguments: dict[str, Any],
+    token: str | None = None,
+) -> httpx2.Response:
     headers = {**JSON_AND_SSE, **bearer(token), "mcp-session-id": session_id}
-    return await client.post(url, json=rpc("tools/call", {"name": name, "arguments": arguments}, id=3),
-                             headers=headers)
+    return await client.post(url, json=rpc("tools/call", {"name": name, "arguments": arguments}, id=3), headers=headers)
 
 
 async def open_session(client: httpx2.AsyncClient, url: str, token: str | None = None) -> str:
@@ -150,7 +161,9 @@ class SseStream:
 
 @contextlib.asynccontextmanager
 async def sse_stream(client: httpx2.AsyncClient, base: str, token: str | None = None) -> AsyncIterator[SseStream]:
-    async with client.stream("GET", base + "/sse", headers={"Accept": "text/event-stream", **bearer(token)}) as response:
+    async with client.stream(
+        "GET", base + "/sse", headers={"Accept": "text/event-stream", **bearer(token)}
+    ) as response:
         assert response.status_code == 200, response.status_code
         stream = SseStream(response)
         with anyio.fail_after(CALL_TIMEOUT_S):

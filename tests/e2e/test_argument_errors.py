@@ -32,7 +32,11 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
     ("memwal_list", {"limit": "null"}, 'limit must be an integer, got "null"'),
     ("memwal_remember", {"text": 5}, "text must be a string, got 5"),
     ("memwal_remember", {"text": "A fact", "wait": 100}, "wait is not an argument of this tool"),
-    ("memwal_recall", {"query": "coffee", "top_k": 3}, "top_k is not an argument of this tool; the arguments are query"),
+    (
+        "memwal_recall",
+        {"query": "coffee", "top_k": 3},
+        "top_k is not an argument of this tool; the arguments are query",
+    ),
     ("memwal_history", {"memory_id": "m_0123456789abcdef", "verbose": True}, "verbose is not an argument"),
     ("memwal_remember", {"text": "a\rb"}, "text contains the control character U+000D at position 1"),
     ("memwal_remember", {"text": "line one\r\nline two"}, "text contains the control character U+000D"),
@@ -42,7 +46,11 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
     ("memwal_remember", {"text": "\u200b\u200b"}, "text has nothing visible in it"),
     ("memwal_remember", {"text": "\u202e"}, "text has nothing visible in it"),
     ("memwal_remember", {"text": "A fact", "idempotency_key": "\u200b"}, "idempotency_key has nothing visible"),
-    ("memwal_remember", {"text": "A fact", "idempotency_key": "k\u2028"}, "idempotency_key contains the line separator"),
+    (
+        "memwal_remember",
+        {"text": "A fact", "idempotency_key": "k\u2028"},
+        "idempotency_key contains the line separator",
+    ),
     ("memwal_remember", {"text": "A fact", "namespace": "a\rb"}, "namespace"),
     ("memwal_recall", {"query": "coffee\r"}, "query contains the control character U+000D"),
     ("memwal_recall", {"query": "\u200b"}, "query has nothing visible in it"),
@@ -79,8 +87,14 @@ async def _http_session(env: dict[str, str], tmp_path: Path) -> AsyncIterator[Cl
     port = free_port()
     stderr_file = tmp_path / "http-stderr.log"
     with stderr_file.open("wb") as stderr:
-        proc = subprocess.Popen([str(MEMWAL), "serve", "--transport", "http", "--port", str(port)], env=env,
-                                cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr)
+        proc = subprocess.Popen(
+            [str(MEMWAL), "serve", "--transport", "http", "--port", str(port)],
+            env=env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
     try:
         wait_for_port(port, proc, stderr_file)
         async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write):

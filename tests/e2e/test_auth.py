@@ -32,7 +32,10 @@ from .http_helpers import INITIALIZE, JSON_AND_SSE, bearer, cli, initialize, mak
 def _token(env: dict[str, str], owner: str, scope: str) -> str:
     made = subprocess.run(
         [str(MEMWAL), "token", "create", "--owner", owner, "--scope", scope],
-        env=env, capture_output=True, text=True, timeout=60,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert made.returncode == 0, made.stderr
     token = made.stdout.strip()
@@ -58,7 +61,11 @@ def secured(server_env, tmp_path: Path, db_path: Path) -> Iterator[tuple[str, di
     with log.open("wb") as stderr:
         proc = subprocess.Popen(
             [str(MEMWAL), "serve", "--transport", "http", "--port", str(port)],
-            env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+            env=env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
         )
     try:
         wait_for_port(port, proc, log)
@@ -86,8 +93,14 @@ async def _call(url: str, token: str | None, *calls: tuple[str, dict]) -> list:
 async def test_no_token_and_a_wrong_token_get_401_before_any_tool_runs(secured):
     url, _, _ = secured
     initialize = {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
     }
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     async with httpx2.AsyncClient(timeout=CALL_TIMEOUT_S) as client:
@@ -100,13 +113,18 @@ async def test_no_token_and_a_wrong_token_get_401_before_any_tool_runs(secured):
 async def test_tokens_act_for_their_owner_and_scopes_are_enforced(secured):
     url, tokens, _ = secured
     with anyio.fail_after(90):
-        (alice_says,) = await _call(url, tokens["alice"], ("memwal_remember", {"text": "Alice's locker code is 4417", "wait_ms": 15000}))
+        (alice_says,) = await _call(
+            url, tokens["alice"], ("memwal_remember", {"text": "Alice's locker code is 4417", "wait_ms": 15000})
+        )
         assert not alice_says.is_error, tool_text(alice_says)
-        (bob_says,) = await _call(url, tokens["bob"], ("memwal_remember", {"text": "Bob parks on level 2", "wait_ms": 15000}))
+        (bob_says,) = await _call(
+            url, tokens["bob"], ("memwal_remember", {"text": "Bob parks on level 2", "wait_ms": 15000})
+        )
         assert not bob_says.is_error, tool_text(bob_says)
 
         reader_recall, reader_remember = await _call(
-            url, tokens["reader"],
+            url,
+            tokens["reader"],
             ("memwal_recall", {"query": "locker code", "limit": 5}),
             ("memwal_remember", {"text": "The reader tries to write"}),
         )
@@ -152,7 +170,12 @@ async def test_a_token_over_its_rate_gets_http_429_with_retry_after(secured):
 def test_a_non_loopback_server_without_tokens_refuses_to_start(server_env, tmp_path: Path):
     done = subprocess.run(
         [str(MEMWAL), "serve", "--transport", "http", "--host", "0.0.0.0", "--port", str(free_port())],
-        env=server_env(), cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+        env=server_env(),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode != 0
     assert "refusing to serve http on 0.0.0.0 without bearer tokens" in done.stderr
@@ -174,10 +197,14 @@ async def _until_status(url: str, token: str | None, status: int) -> None:
             await anyio.sleep(0.5)
 
 
-async def test_a_server_started_without_tokens_requires_one_once_one_is_created(server_env, tmp_path: Path, db_path: Path):
+async def test_a_server_started_without_tokens_requires_one_once_one_is_created(
+    server_env, tmp_path: Path, db_path: Path
+):
     env = server_env()
     with serve(env, tmp_path) as served, anyio.fail_after(120):
-        (before,) = await _call(served.mcp, None, ("memwal_remember", {"text": "Written before any token", "wait_ms": 15000}))
+        (before,) = await _call(
+            served.mcp, None, ("memwal_remember", {"text": "Written before any token", "wait_ms": 15000})
+        )
         assert not before.is_error, tool_text(before)
 
         reader = make_token(env, "alice", "read")
@@ -186,7 +213,8 @@ async def test_a_server_started_without_tokens_requires_one_once_one_is_created(
         assert await _raw_status(served.mcp, "mwk_made-up-token") == 401
 
         recall, remember = await _call(
-            served.mcp, reader,
+            served.mcp,
+            reader,
             ("memwal_recall", {"query": "written before any token", "namespace": "*"}),
             ("memwal_remember", {"text": "The reader tries to write"}),
         )
@@ -207,7 +235,9 @@ async def test_a_server_started_without_tokens_requires_one_once_one_is_created(
     assert "a bearer token exists now" in served.log_text()
 
 
-async def test_a_token_made_while_serving_works_at_once_and_secures_the_server(server_env, tmp_path: Path, db_path: Path):
+async def test_a_token_made_while_serving_works_at_once_and_secures_the_server(
+    server_env, tmp_path: Path, db_path: Path
+):
     env = server_env()
     with serve(env, tmp_path) as served, anyio.fail_after(120):
         assert await _raw_status(served.mcp, None) == 200

@@ -41,8 +41,18 @@ STATUS_WAIT_MS = 30_000
 
 _WHO = ("Ana", "Bilal", "Chen", "Dara", "Emeka", "Farah", "Goran", "Hana", "Ivo", "Jun", "Kofi", "Lea")
 _WHAT = ("prefers", "deploys", "reviews", "owns", "migrates", "benchmarks", "documents", "monitors", "rotates")
-_THING = ("the billing API", "Kafka topics", "the Postgres 16 cluster", "nightly backups", "TLS certificates",
-          "the iOS release", "feature flags", "the Grafana dashboards", "Terraform modules", "the search index")
+_THING = (
+    "the billing API",
+    "Kafka topics",
+    "the Postgres 16 cluster",
+    "nightly backups",
+    "TLS certificates",
+    "the iOS release",
+    "feature flags",
+    "the Grafana dashboards",
+    "Terraform modules",
+    "the search index",
+)
 _WHEN = ("on Mondays", "every sprint", "before 10:00 UTC", "after each incident", "in us-east-1", "from the CLI")
 
 
@@ -62,8 +72,10 @@ class Request:
 
 
 def _fact(rng: random.Random, number: int) -> str:
-    return (f"{rng.choice(_WHO)} {rng.choice(_WHAT)} {rng.choice(_THING)} {rng.choice(_WHEN)} "
-            f"(ticket OPS-{number:04d}, {rng.choice(_WHO).lower()}-{rng.randrange(10**6):06d})")
+    return (
+        f"{rng.choice(_WHO)} {rng.choice(_WHAT)} {rng.choice(_THING)} {rng.choice(_WHEN)} "
+        f"(ticket OPS-{number:04d}, {rng.choice(_WHO).lower()}-{rng.randrange(10**6):06d})"
+    )
 
 
 def build_shares(seed: int = 20260) -> tuple[list[Request], list[Request]]:
@@ -98,7 +110,9 @@ async def _send(server: RawServer, requests: list[Request]) -> dict[int, Request
     """Write every request without waiting for answers; returns JSON-RPC id -> request."""
     sent: dict[int, Request] = {}
     for request in requests:
-        request_id = await server.send_request("tools/call", {"name": "memwal_remember", "arguments": request.arguments()})
+        request_id = await server.send_request(
+            "tools/call", {"name": "memwal_remember", "arguments": request.arguments()}
+        )
         sent[request_id] = request
     return sent
 
@@ -124,7 +138,8 @@ async def _wait_all_done(server: RawServer, job_ids: list[str], deadline_s: floa
             chunks = [todo[i : i + 50] for i in range(0, len(todo), 50)]
             requests = [
                 await server.send_request(
-                    "tools/call", {"name": "memwal_remember_status", "arguments": {"job_ids": chunk, "wait_ms": STATUS_WAIT_MS}}
+                    "tools/call",
+                    {"name": "memwal_remember_status", "arguments": {"job_ids": chunk, "wait_ms": STATUS_WAIT_MS}},
                 )
                 for chunk in chunks
             ]
@@ -152,8 +167,11 @@ async def test_two_processes_one_sigkill_2000_remembers(server_env, tmp_path: Pa
                 await asyncio.sleep(0.005)
         await a.kill()
         assert a.proc.returncode == -9
-        acked_by_a = {request_id: _job_id(reply) for request_id, reply in a._responses.items()  # noqa: SLF001
-                      if request_id in a_sent}
+        acked_by_a = {
+            request_id: _job_id(reply)
+            for request_id, reply in a._responses.items()  # noqa: SLF001
+            if request_id in a_sent
+        }
         in_flight = len(a_sent) - len(acked_by_a)
         assert in_flight > 0, "A answered everything before the kill: nothing was mid-stream"
 
@@ -185,8 +203,9 @@ async def test_two_processes_one_sigkill_2000_remembers(server_env, tmp_path: Pa
         distinct = sorted({(r.namespace, r.text) for r in [*share_a, *share_b]})
         sample = random.Random(5).sample(distinct, 50)
         recalls = [
-            await b.send_request("tools/call", {"name": "memwal_recall",
-                                                "arguments": {"query": text, "namespace": ns, "limit": 3}})
+            await b.send_request(
+                "tools/call", {"name": "memwal_recall", "arguments": {"query": text, "namespace": ns, "limit": 3}}
+            )
             for ns, text in sample
         ]
         for (ns, text), request_id in zip(sample, recalls):
@@ -208,8 +227,12 @@ async def test_two_processes_one_sigkill_2000_remembers(server_env, tmp_path: Pa
     assert json.loads(check.stdout)["ok"] is True
 
     # --- exactly once, straight from the file ----------------------------------------------------
-    jobs = {row[0]: row[1:] for row in db_rows(
-        db_path, "SELECT id, status, decision, memory_id, idempotency_key, namespace, text FROM remember_jobs")}
+    jobs = {
+        row[0]: row[1:]
+        for row in db_rows(
+            db_path, "SELECT id, status, decision, memory_id, idempotency_key, namespace, text FROM remember_jobs"
+        )
+    }
     rows_per_id = Counter(row[0] for row in db_rows(db_path, "SELECT id FROM remember_jobs"))
     assert all(rows_per_id[job_id] == 1 for job_id in accepted)
     for job_id in accepted:
@@ -238,8 +261,10 @@ async def test_two_processes_one_sigkill_2000_remembers(server_env, tmp_path: Pa
 
     # Memories and occurrences agree with the journal: one memory per fact per namespace,
     # made by one 'created' job, and every other job of that fact an occurrence of it.
-    memories = {row[0]: row[1:] for row in db_rows(
-        db_path, "SELECT id, source_job_id, occurrences, namespace, body, status FROM memories")}
+    memories = {
+        row[0]: row[1:]
+        for row in db_rows(db_path, "SELECT id, source_job_id, occurrences, namespace, body, status FROM memories")
+    }
     assert all(row[4] == "live" for row in memories.values())
     created = {job_id: row[2] for job_id, row in jobs.items() if row[1] == "created"}
     assert sorted(created.values()) == sorted(memories), "a memory per 'created' job, and no other"
@@ -257,6 +282,8 @@ async def test_two_processes_one_sigkill_2000_remembers(server_env, tmp_path: Pa
     assert max(facts.values()) == 1, [fact for fact, n in facts.items() if n > 1][:5]
     assert set(facts) == {(ns, normalize_text(text)) for ns, text in distinct}
     assert len(jobs) == len(memories) + sum(row[1] for row in memories.values())
-    print(f"crash: A answered {len(acked_by_a)} of {len(a_sent)} sent, {in_flight} in flight at SIGKILL; "
-          f"{len(rest)} sent to its replacement; {len(jobs)} jobs ({len(orphans)} never acknowledged), "
-          f"{len(memories)} memories, {sum(row[1] for row in memories.values())} occurrences")
+    print(
+        f"crash: A answered {len(acked_by_a)} of {len(a_sent)} sent, {in_flight} in flight at SIGKILL; "
+        f"{len(rest)} sent to its replacement; {len(jobs)} jobs ({len(orphans)} never acknowledged), "
+        f"{len(memories)} memories, {sum(row[1] for row in memories.values())} occurrences"
+    )

@@ -42,8 +42,15 @@ async def refused(session: Any, tool: str, **arguments: Any) -> str:
 
 
 def cli(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(MEMWAL), *args], env={**os.environ, **env}, cwd=cwd, capture_output=True, text=True,
-                          timeout=120, check=False)
+    return subprocess.run(
+        [str(MEMWAL), *args],
+        env={**os.environ, **env},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 DENTIST = "Went to the dentist for a checkup"
@@ -56,11 +63,13 @@ async def test_until_before_since_is_refused_naming_both(server_env, tmp_path: P
             # An empty window used to answer "No memories match", as if nothing had happened then.
             text = await refused(session, "memwal_recall", query="dentist", since="2026-06-30", until="2026-06-01")
             assert text.startswith("until '2026-06-01' is before since '2026-06-30'"), text
-            text = await refused(session, "memwal_recall", query="dentist", since="2026-06-15T10:00:01Z",
-                                 until="2026-06-15T10:00:00.5Z")
+            text = await refused(
+                session, "memwal_recall", query="dentist", since="2026-06-15T10:00:01Z", until="2026-06-15T10:00:00.5Z"
+            )
             assert "is before since" in text, text
             assert await recalled(session, "dentist", since="2026-06-15", until="2026-06-15") == {
-                DENTIST: "2026-06-15T00:00:00+00:00"}
+                DENTIST: "2026-06-15T00:00:00+00:00"
+            }
 
 
 async def test_dates_with_control_characters_or_junk_are_refused(server_env, tmp_path: Path) -> None:
@@ -92,8 +101,12 @@ async def test_the_calendar_runs_exactly_from_0001_to_9999(server_env, tmp_path:
     with anyio.fail_after(120):
         async with mcp_stdio_session(server_env(), tmp_path / "stderr.log") as (session, _):
             # The calendar's own ends were refused as outside it.
-            for when, text in [("0001-01-01", FIRST), ("0001-01-02T00:00:00", SECOND),
-                               ("9999-12-31T12:00:00Z", NOON), ("9999-12-31T23:59:59Z", LAST)]:
+            for when, text in [
+                ("0001-01-01", FIRST),
+                ("0001-01-02T00:00:00", SECOND),
+                ("9999-12-31T12:00:00Z", NOON),
+                ("9999-12-31T23:59:59Z", LAST),
+            ]:
                 await remember_done(session, text, occurred_at=when)
             query = "archive entry calendar"
             assert set(await recalled(session, query)) == {FIRST, SECOND, NOON, LAST}
@@ -154,8 +167,12 @@ def test_the_cli_refuses_until_before_since(server_env, tmp_path: Path) -> None:
 
 def test_the_cli_refuses_dates_with_control_characters(server_env, tmp_path: Path) -> None:
     env = server_env()
-    for args, name in [(["recall", "coffee", "--since"], "since"), (["recall", "coffee", "--until"], "until"),
-                       (["list", "--since"], "since"), (["remember", "Bought a kettle", "--occurred-at"], "occurred_at")]:
+    for args, name in [
+        (["recall", "coffee", "--since"], "since"),
+        (["recall", "coffee", "--until"], "until"),
+        (["list", "--since"], "since"),
+        (["remember", "Bought a kettle", "--occurred-at"], "occurred_at"),
+    ]:
         done = cli(env, *args, "2026-01-01T00:00:00\x01", cwd=tmp_path)
         assert f"{name} contains the control character U+0001" in one_line_error(done)
     assert json.loads(cli(env, "list", "--json", cwd=tmp_path).stdout)["memories"] == []
@@ -164,7 +181,9 @@ def test_the_cli_refuses_dates_with_control_characters(server_env, tmp_path: Pat
 def test_the_cli_until_includes_the_second_it_shows(server_env, tmp_path: Path) -> None:
     env = server_env()
     kettle = "Descaled the kettle with vinegar"
-    stored = cli(env, "remember", kettle, "--occurred-at", "2026-03-01T23:59:59.999Z", "--wait-ms", "30000", cwd=tmp_path)
+    stored = cli(
+        env, "remember", kettle, "--occurred-at", "2026-03-01T23:59:59.999Z", "--wait-ms", "30000", cwd=tmp_path
+    )
     assert stored.returncode == 0, stored.stderr
     shown = json.loads(cli(env, "list", "--json", cwd=tmp_path).stdout)["memories"][0]["occurred_at"]
     found = cli(env, "recall", "kettle vinegar", "--until", shown, "--json", cwd=tmp_path)

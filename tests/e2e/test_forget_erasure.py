@@ -103,8 +103,9 @@ async def test_forget_erases_revisions_and_merged_memories_from_every_file(tmp_p
         env = base_env(tmp_path, db, MEMWAL_LLM__BASE_URL=llm.base_url, MEMWAL_LLM__MODEL="scripted")
         forgetting = await _server(env, raw_servers)
         other = await _server(env, raw_servers)
-        outcomes = [_data(await forgetting.call_tool("memwal_remember", {"text": text, "wait_ms": 20000}))
-                    for text in PEANUTS]
+        outcomes = [
+            _data(await forgetting.call_tool("memwal_remember", {"text": text, "wait_ms": 20000})) for text in PEANUTS
+        ]
         assert outcomes[-1]["decision"] == "consolidated", (outcomes, asked)
         merged_id = outcomes[-1]["memory_id"]
         history = _data(await other.call_tool("memwal_history", {"memory_id": merged_id}))
@@ -150,12 +151,17 @@ def _text(result: dict[str, Any]) -> str:
 
 async def test_a_key_whose_job_was_forgotten_files_the_new_text(tmp_path: Path, raw_servers):
     server = await _server(base_env(tmp_path, tmp_path / "data" / "memwal.db"), raw_servers)
-    first = _data(await server.call_tool(
-        "memwal_remember", {"text": "Dentist appointment on 2026-12-05", "idempotency_key": "k2", "wait_ms": 15000}))
+    first = _data(
+        await server.call_tool(
+            "memwal_remember", {"text": "Dentist appointment on 2026-12-05", "idempotency_key": "k2", "wait_ms": 15000}
+        )
+    )
     _data(await server.call_tool("memwal_forget", {"memory_id": first["memory_id"]}))
 
     reply = await server.call_tool(
-        "memwal_remember", {"text": "Dentist appointment moved to 2026-12-09", "idempotency_key": "k2", "wait_ms": 15000})
+        "memwal_remember",
+        {"text": "Dentist appointment moved to 2026-12-09", "idempotency_key": "k2", "wait_ms": 15000},
+    )
     assert _text(reply).startswith("Remembered: "), _text(reply)
     moved = _data(reply)
     assert moved["replayed"] is False and moved["job_id"] != first["job_id"] and moved["decision"] == "created"
@@ -163,7 +169,8 @@ async def test_a_key_whose_job_was_forgotten_files_the_new_text(tmp_path: Path, 
     assert [hit["text"] for hit in found["hits"]] == ["Dentist appointment moved to 2026-12-09"]
     # A live job keeps its key: other text under it is still refused.
     refused = await server.call_tool(
-        "memwal_remember", {"text": "Dentist appointment on 2026-12-05", "idempotency_key": "k2"})
+        "memwal_remember", {"text": "Dentist appointment on 2026-12-05", "idempotency_key": "k2"}
+    )
     assert refused.get("isError") and "already used" in _text(refused), refused
 
 
@@ -174,8 +181,9 @@ async def test_a_repeat_sent_just_before_the_forget_does_not_come_back(tmp_path:
     erased = _data(await server.call_tool("memwal_forget", {"memory_id": first["memory_id"]}))
     assert erased["erased_jobs"] == 2
 
-    (job,) = _data(await server.call_tool(
-        "memwal_remember_status", {"job_ids": [repeat["job_id"]], "wait_ms": 15000}))["jobs"]
+    (job,) = _data(await server.call_tool("memwal_remember_status", {"job_ids": [repeat["job_id"]], "wait_ms": 15000}))[
+        "jobs"
+    ]
     assert job["status"] == "done" and job["decision"] == "forgotten", job
     found = _data(await server.call_tool("memwal_recall", {"query": f"{WORD} cabinet", "limit": 5}))
     assert all(WORD not in hit["text"] for hit in found["hits"]), found
@@ -204,6 +212,7 @@ async def test_forget_says_when_a_reader_keeps_the_log_and_the_idle_server_empti
     db = tmp_path / "data" / "memwal.db"
     env = base_env(tmp_path, db)
     async with mcp_stdio_session(env, tmp_path / "server.err") as (session, _):
+
         async def data(tool: str, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             result = await session.call_tool(tool, arguments)
             assert not result.is_error, tool_text(result)
@@ -257,9 +266,11 @@ async def test_cli_forget_warns_and_exits_3_while_a_reader_keeps_the_log(tmp_pat
         code, out, err = await cli("forget", secret, "--json")
         assert code == 3, (code, out, err)
         assert json.loads(out)["wal_cleared"] is False, out
-        assert (f"warning: the text is erased from the database; the write-ahead log (-wal) still holds a copy "
-                f"until another process (a reader holding an old snapshot) lets go; once it has, run "
-                f"`memwal-mcp forget {secret}` again to empty it") in err, err
+        assert (
+            f"warning: the text is erased from the database; the write-ahead log (-wal) still holds a copy "
+            f"until another process (a reader holding an old snapshot) lets go; once it has, run "
+            f"`memwal-mcp forget {secret}` again to empty it"
+        ) in err, err
         assert _leaks(db.parent, SECRET)
         reader.execute("COMMIT")
         # As the warning says: the same forget again, now that the reader has let go, empties the log.
@@ -274,7 +285,9 @@ async def test_the_tool_forgets_by_a_jobs_id_and_says_when_it_was_already_forgot
     server = await _server(base_env(tmp_path, tmp_path / "data" / "memwal.db"), raw_servers)
     done = _data(await server.call_tool("memwal_remember", {"text": SECRET, "wait_ms": 15000}))
     reply = await server.call_tool("memwal_forget", {"memory_id": done["job_id"]})
-    assert _text(reply).startswith(f"Forgot {done['memory_id']} (the memory remember job {done['job_id']} became"), reply
+    assert _text(reply).startswith(f"Forgot {done['memory_id']} (the memory remember job {done['job_id']} became"), (
+        reply
+    )
     assert _data(reply)["erased_memories"] == [done["memory_id"]] and _data(reply)["job_id"] == done["job_id"]
     assert _data(await server.call_tool("memwal_list", {}))["memories"] == []
 

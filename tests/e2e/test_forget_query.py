@@ -16,10 +16,17 @@ import anyio
 from tests.e2e.conftest import MEMWAL, base_env
 
 FACTS = [
-    "The cat is named Whiskers", "User prefers dark roast coffee", "Alice takes the 8:15 train",
-    "Bob is allergic to peanuts", "User's favourite band is Radiohead", "The dentist appointment is on Tuesday",
-    "User speaks Portuguese", "The project deadline moved to Friday", "User runs 5 km every morning",
-    "User is learning the cello", "Mom's birthday is 12 June",
+    "The cat is named Whiskers",
+    "User prefers dark roast coffee",
+    "Alice takes the 8:15 train",
+    "Bob is allergic to peanuts",
+    "User's favourite band is Radiohead",
+    "The dentist appointment is on Tuesday",
+    "User speaks Portuguese",
+    "The project deadline moved to Friday",
+    "User runs 5 km every morning",
+    "User is learning the cello",
+    "Mom's birthday is 12 June",
 ]
 
 
@@ -115,7 +122,10 @@ async def test_forgetting_twice_says_it_was_already_forgotten(tmp_path: Path):
     await cli.run("remember", "The locker combination is 12-34-56")
     once = await cli.json("forget", first["memory_id"])
     assert once["erased_jobs"] == 2 and once["already_forgotten"] is False
-    assert await cli.run("forget", first["memory_id"]) == f"{first['memory_id']} was already forgotten; nothing more was erased\n"
+    assert (
+        await cli.run("forget", first["memory_id"])
+        == f"{first['memory_id']} was already forgotten; nothing more was erased\n"
+    )
     twice = await cli.json("forget", first["memory_id"])
     assert twice["already_forgotten"] is True and twice["erased_jobs"] == 0 and twice["erased_memories"] == []
     assert (await cli.json("forget", first["job_id"]))["already_forgotten"] is True
@@ -128,7 +138,8 @@ async def test_a_fact_stored_once_is_not_reported_as_two_copies(tmp_path: Path):
     for attempt in range(4):
         fact = f"Fact {attempt}: the boat is moored at pier {attempt}"
         await cli.run("remember", "--wait-ms", "0", fact)
-        found = await cli.json("recall", f"boat moored pier {attempt}", "--limit", "2",
-                               MEMWAL_RECALL__READ_YOUR_WRITES_WAIT_MS="100")
+        found = await cli.json(
+            "recall", f"boat moored pier {attempt}", "--limit", "2", MEMWAL_RECALL__READ_YOUR_WRITES_WAIT_MS="100"
+        )
         same = [hit for hit in found["hits"] if hit["text"] == fact]
         assert len(same) == 1 and same[0]["copies"] == 0, found

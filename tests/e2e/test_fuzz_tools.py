@@ -45,7 +45,7 @@ def check_reply(tool: str, arguments: dict[str, Any], result: Any) -> str:
         return "ok"
     prefix = f"Error executing tool {tool}: "
     assert text.startswith(prefix), f"a crash, not a refusal, for {what}: {text!r}"
-    message = text[len(prefix):]
+    message = text[len(prefix) :]
     assert message.strip(), what
     assert len(message) <= MAX_MESSAGE, f"{len(message)}-character error for {what}: {message[:300]}"
     assert not INTERNALS.search(message), f"internal detail for {what}: {message[:600]}"
@@ -73,7 +73,9 @@ async def _verify_faithful(session: Any, log: FuzzLog) -> None:
     ids = list(log.accepted)
     jobs: dict[str, dict[str, Any]] = {}
     for start in range(0, len(ids), 50):
-        status = await session.call_tool("memwal_remember_status", {"job_ids": ids[start : start + 50], "wait_ms": 30_000})
+        status = await session.call_tool(
+            "memwal_remember_status", {"job_ids": ids[start : start + 50], "wait_ms": 30_000}
+        )
         assert not status.is_error, tool_text(status)
         jobs.update({job["job_id"]: job for job in status.structured_content["jobs"]})
     assert all(job["status"] == "done" for job in jobs.values()), [j for j in jobs.values() if j["status"] != "done"]
@@ -127,8 +129,13 @@ def test_fuzz_every_tool_over_stdio(server_env, tmp_path: Path) -> None:
                 log.count(f"{tool}: {kind}")
                 _record(log, tool, arguments, result)
 
-            @settings(max_examples=500, deadline=None, derandomize=True, database=None,
-                      suppress_health_check=list(HealthCheck))
+            @settings(
+                max_examples=500,
+                deadline=None,
+                derandomize=True,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+            )
             @given(batch=st.lists(calls, min_size=1, max_size=4))
             def fuzz(batch: list[tuple[str, dict[str, Any]]]) -> None:
                 for tool, arguments in batch:
@@ -138,8 +145,9 @@ def test_fuzz_every_tool_over_stdio(server_env, tmp_path: Path) -> None:
 
             async def finish() -> None:
                 with anyio.fail_after(120):
-                    alive = await session.call_tool("memwal_remember", {"text": "Still serving after the fuzz",
-                                                                        "wait_ms": 15_000})
+                    alive = await session.call_tool(
+                        "memwal_remember", {"text": "Still serving after the fuzz", "wait_ms": 15_000}
+                    )
                     assert not alive.is_error and alive.structured_content["status"] == "done", tool_text(alive)
                     _record(log, "memwal_remember", {"text": "Still serving after the fuzz"}, alive)
                     await _verify_faithful(session, log)
@@ -170,8 +178,10 @@ _SURROGATE_CALLS = [
 async def _send_raw(server: RawServer, tool: str, arguments_json: str) -> int:
     server._next_id += 1  # noqa: SLF001 - the line is written by hand, the id must not collide
     request_id = server._next_id  # noqa: SLF001
-    line = ('{"jsonrpc": "2.0", "id": ' + str(request_id) + ', "method": "tools/call", '
-            '"params": {"name": "' + tool + '", "arguments": ' + arguments_json + '}}')
+    line = (
+        '{"jsonrpc": "2.0", "id": ' + str(request_id) + ', "method": "tools/call", '
+        '"params": {"name": "' + tool + '", "arguments": ' + arguments_json + "}}"
+    )
     assert server.proc.stdin is not None
     server.proc.stdin.write(line.encode("ascii") + b"\n")
     await server.proc.stdin.drain()
@@ -210,7 +220,8 @@ async def test_a_request_with_a_lone_surrogate_gets_an_answer(server_env, raw_se
         reply = await server.response(request_id, timeout=5)
         assert reply["result"]["isError"] is True, reply
         assert reply["result"]["content"][0]["text"] == (
-            "Error executing tool memwal_remember: text is not valid Unicode: lone surrogate U+D800 at position 5")
+            "Error executing tool memwal_remember: text is not valid Unicode: lone surrogate U+D800 at position 5"
+        )
 
         assert server.proc.stdin is not None
         server.proc.stdin.write(b'{"jsonrpc": "2.0", "id": 9999, "method": \n')
@@ -236,20 +247,31 @@ async def _session_calls(env: dict[str, str], stderr: Path, calls: list[tuple[st
 
 
 async def test_an_occurred_at_outside_the_calendar_does_not_poison_recall(server_env, tmp_path: Path) -> None:
-    remembered, recalled, listed = await _session_calls(server_env(), tmp_path / "stderr.log", [
-        ("memwal_remember", {"text": "A fact dated at the end of time", "occurred_at": "9999-12-31T23:59:59-14:00",
-                             "wait_ms": 15_000}),
-        ("memwal_recall", {"query": "anything at all"}),
-        ("memwal_list", {}),
-    ])
+    remembered, recalled, listed = await _session_calls(
+        server_env(),
+        tmp_path / "stderr.log",
+        [
+            (
+                "memwal_remember",
+                {
+                    "text": "A fact dated at the end of time",
+                    "occurred_at": "9999-12-31T23:59:59-14:00",
+                    "wait_ms": 15_000,
+                },
+            ),
+            ("memwal_recall", {"query": "anything at all"}),
+            ("memwal_list", {}),
+        ],
+    )
     for tool, result in (("memwal_remember", remembered), ("memwal_recall", recalled), ("memwal_list", listed)):
         check_reply(tool, {}, result)
     assert not recalled.is_error and not listed.is_error
 
 
 async def test_until_the_last_day_of_the_calendar_is_answered(server_env, tmp_path: Path) -> None:
-    (result,) = await _session_calls(server_env(), tmp_path / "stderr.log",
-                                     [("memwal_recall", {"query": "coffee", "until": "9999-12-31"})])
+    (result,) = await _session_calls(
+        server_env(), tmp_path / "stderr.log", [("memwal_recall", {"query": "coffee", "until": "9999-12-31"})]
+    )
     check_reply("memwal_recall", {}, result)
 
 
@@ -260,17 +282,22 @@ async def test_a_forged_cursor_is_refused_in_words(server_env, tmp_path: Path) -
 
 
 async def test_a_huge_namespace_gets_a_short_error(server_env, tmp_path: Path) -> None:
-    (result,) = await _session_calls(server_env(), tmp_path / "stderr.log",
-                                     [("memwal_remember", {"text": "A fact", "namespace": "n" * 70_000})])
+    (result,) = await _session_calls(
+        server_env(), tmp_path / "stderr.log", [("memwal_remember", {"text": "A fact", "namespace": "n" * 70_000})]
+    )
     check_reply("memwal_remember", {}, result)
 
 
 async def test_wrong_types_are_refused_in_memwals_words(server_env, tmp_path: Path) -> None:
-    results = await _session_calls(server_env(), tmp_path / "stderr.log", [
-        ("memwal_remember", {"text": 5}),
-        ("memwal_remember", {"text": "A fact", "wait_ms": None}),
-        ("memwal_recall", {"query": ["coffee"]}),
-    ])
+    results = await _session_calls(
+        server_env(),
+        tmp_path / "stderr.log",
+        [
+            ("memwal_remember", {"text": 5}),
+            ("memwal_remember", {"text": "A fact", "wait_ms": None}),
+            ("memwal_recall", {"query": ["coffee"]}),
+        ],
+    )
     texts = [tool_text(result) for result in results]
     assert "text must be a string" in texts[0], texts[0]
     assert not results[1].is_error, texts[1]

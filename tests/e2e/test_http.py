@@ -23,7 +23,9 @@ TRANSPORTS: dict[str, tuple[str, Callable[[str], AbstractAsyncContextManager[Any
 
 
 @pytest.fixture
-def http_server(request: pytest.FixtureRequest, server_env, tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def http_server(
+    request: pytest.FixtureRequest, server_env, tmp_path: Path
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """`memwal-mcp serve --transport <t> --port <free>` (default host); yields (url, process)."""
     transport = request.param
     path, _ = TRANSPORTS[transport]
@@ -86,11 +88,14 @@ async def test_remember_recall_round_trip(http_server, db_path: Path, request: p
                     assert remembered.structured_content["status"] == "done"
                 other = await session.call_tool(
                     # Related to the query (recall back-fills with relevant facts, not any fact).
-                    "memwal_remember", {"text": "Each transport binds to loopback by default", "wait_ms": 15000}
+                    "memwal_remember",
+                    {"text": "Each transport binds to loopback by default", "wait_ms": 15000},
                 )
                 assert not other.is_error, tool_text(other)
 
-                recalled = await session.call_tool("memwal_recall", {"query": f"{transport} transport port", "limit": 2})
+                recalled = await session.call_tool(
+                    "memwal_recall", {"query": f"{transport} transport port", "limit": 2}
+                )
                 assert not recalled.is_error, tool_text(recalled)
                 hits = recalled.structured_content["hits"]
                 assert [hit["text"] for hit in hits][0] == fact

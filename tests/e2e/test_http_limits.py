@@ -84,8 +84,9 @@ async def test_initialize_spends_the_rate_limit_too(server_env, tmp_path: Path) 
             answers = [await initialize(client, served.mcp, token) for _ in range(10)]
             refused = await initialize(client, served.mcp, token)
             # Ending a session is never refused: it frees the server.
-            ended = await client.delete(served.mcp, headers={**bearer(token),
-                                                             "mcp-session-id": answers[0].headers["mcp-session-id"]})
+            ended = await client.delete(
+                served.mcp, headers={**bearer(token), "mcp-session-id": answers[0].headers["mcp-session-id"]}
+            )
     assert [answer.status_code for answer in answers] == [200] * 5 + [429] * 5
     assert ended.status_code == 200
     assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
@@ -139,11 +140,16 @@ async def test_sse_over_the_rate_gets_429_and_the_error_on_the_stream(server_env
     env = server_env(MEMWAL_AUTH__BURST="4", MEMWAL_AUTH__RATE_PER_MINUTE="1")
     token = make_token(env, "alice")
     with serve(env, tmp_path, transport="sse") as served, anyio.fail_after(60):
-        async with httpx2.AsyncClient(timeout=CALL_TIMEOUT_S) as client, sse_stream(client, served.base, token) as stream:
+        async with (
+            httpx2.AsyncClient(timeout=CALL_TIMEOUT_S) as client,
+            sse_stream(client, served.base, token) as stream,
+        ):
             post = stream.messages_url
             assert (await client.post(post, json=INITIALIZE, headers=bearer(token))).status_code == 202
             assert "result" in await stream.next_message()
-            assert (await client.post(post, json=rpc("notifications/initialized", id=None), headers=bearer(token))).status_code == 202
+            assert (
+                await client.post(post, json=rpc("notifications/initialized", id=None), headers=bearer(token))
+            ).status_code == 202
             call = rpc("tools/call", {"name": "memwal_recall", "arguments": {"query": "anything"}}, id=7)
             assert (await client.post(post, json=call, headers=bearer(token))).status_code == 202
             assert (await stream.next_message())["id"] == 7
@@ -161,7 +167,10 @@ async def test_the_mcp_sse_client_gets_the_rate_limit_error(server_env, tmp_path
     token = make_token(env, "alice")
     with serve(env, tmp_path, transport="sse") as served, anyio.fail_after(60):
         with pytest.raises(BaseException) as raised:  # the SDK's SSE client stops posting after a non-2xx answer
-            async with sse_client(served.base + "/sse", headers=bearer(token), timeout=10, sse_read_timeout=60) as (read, write):
+            async with sse_client(served.base + "/sse", headers=bearer(token), timeout=10, sse_read_timeout=60) as (
+                read,
+                write,
+            ):
                 async with ClientSession(read, write, read_timeout_seconds=CALL_TIMEOUT_S) as session:
                     await session.initialize()
                     for _ in range(10):

@@ -19,16 +19,25 @@ from .http_helpers import INITIALIZE, JSON_AND_SSE, open_session, reply_of, rpc,
 
 
 def _call(request_id: bytes, tool: str, arguments: bytes) -> bytes:
-    return (b'{"jsonrpc":"2.0","id":' + request_id + b',"method":"tools/call","params":{"name":"' + tool.encode()
-            + b'","arguments":' + arguments + b"}}")
+    return (
+        b'{"jsonrpc":"2.0","id":'
+        + request_id
+        + b',"method":"tools/call","params":{"name":"'
+        + tool.encode()
+        + b'","arguments":'
+        + arguments
+        + b"}}"
+    )
 
 
 SURROGATE_TEXT = _call(b"6", "memwal_remember", b'{"text":"a \\ud800"}')
 BAD_IDS = [_call(i, "memwal_remember", b'{"text":"sent with an unusable id"}') for i in (b"null", b"1.5", b"true")]
 BATCH = b'[{"jsonrpc":"2.0","id":4,"method":"ping"}]'
-MALFORMED = [(b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}', "tools/call needs params.name, a string"),
-             (_call(b"8", "memwal_list", b"[1]"), "params.arguments must be an object"),
-             (_call(b"10", "memwal_\\ud800", b"{}"), "lone UTF-16 surrogate")]
+MALFORMED = [
+    (b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}', "tools/call needs params.name, a string"),
+    (_call(b"8", "memwal_list", b"[1]"), "params.arguments must be an object"),
+    (_call(b"10", "memwal_\\ud800", b"{}"), "lone UTF-16 surrogate"),
+]
 
 
 def _check_surrogate(reply: dict[str, Any]) -> None:
@@ -50,7 +59,9 @@ def _check_batch(reply: dict[str, Any]) -> None:
 async def _nothing_stored(client: httpx2.AsyncClient, url: str, session_id: str) -> None:
     listed = reply_of(await tool_call(client, url, session_id, "memwal_list", {}))
     assert listed["result"]["structuredContent"]["memories"] == [], listed
-    recalled = reply_of(await tool_call(client, url, session_id, "memwal_recall", {"query": "sent with an unusable id"}))
+    recalled = reply_of(
+        await tool_call(client, url, session_id, "memwal_recall", {"query": "sent with an unusable id"})
+    )
     assert recalled["result"]["structuredContent"]["hits"] == [], recalled
 
 

@@ -29,7 +29,10 @@ from .conftest import CALL_TIMEOUT_S, MEMWAL, free_port, stop_process, tool_text
 def _token(env: dict[str, str], owner: str) -> str:
     made = subprocess.run(
         [str(MEMWAL), "token", "create", "--owner", owner, "--scope", "read,write"],
-        env=env, capture_output=True, text=True, timeout=60,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert made.returncode == 0, made.stderr
     token = made.stdout.strip()
@@ -47,7 +50,11 @@ def http_server(server_env, tmp_path: Path, db_path: Path) -> Iterator[tuple[str
     with log.open("wb") as stderr:
         proc = subprocess.Popen(
             [str(MEMWAL), "serve", "--transport", "http", "--port", str(port)],
-            env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr,
+            env=env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
         )
     try:
         wait_for_port(port, proc, log)

@@ -93,8 +93,12 @@ async def test_a_merged_body_a_remember_would_refuse_is_no_body_and_the_proposal
 ):
     replies = iter(FORBIDDEN_BODIES)
     with ScriptedLLM(lambda request: Reply(raw_body=next(replies, "CREATE"))) as llm:
-        env = server_env(MEMWAL_LLM__BASE_URL=llm.base_url, MEMWAL_LLM__MODEL="scripted", MEMWAL_LLM__TIMEOUT_S="5",
-                         MEMWAL_LIMITS__MAX_TEXT_BYTES="32768")
+        env = server_env(
+            MEMWAL_LLM__BASE_URL=llm.base_url,
+            MEMWAL_LLM__MODEL="scripted",
+            MEMWAL_LLM__TIMEOUT_S="5",
+            MEMWAL_LIMITS__MAX_TEXT_BYTES="32768",
+        )
         with anyio.fail_after(240):
             async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
                 outcomes, found = [], []
@@ -114,8 +118,12 @@ async def test_a_merged_body_a_remember_would_refuse_is_no_body_and_the_proposal
 async def test_an_append_over_the_size_limit_creates_the_proposal_instead(server_env, db_path, tmp_path):
     limit = len(BASE) + len(PROPOSAL) + 8  # each text fits; the dated append of one to the other does not
     with ScriptedLLM(lambda request: Reply(f"UPDATE C1\n---\n{BASE}; {PROPOSAL} \x1b[2J")) as llm:
-        env = server_env(MEMWAL_LLM__BASE_URL=llm.base_url, MEMWAL_LLM__MODEL="scripted", MEMWAL_LLM__TIMEOUT_S="5",
-                         MEMWAL_LIMITS__MAX_TEXT_BYTES=str(limit))
+        env = server_env(
+            MEMWAL_LLM__BASE_URL=llm.base_url,
+            MEMWAL_LLM__MODEL="scripted",
+            MEMWAL_LLM__TIMEOUT_S="5",
+            MEMWAL_LIMITS__MAX_TEXT_BYTES=str(limit),
+        )
         with anyio.fail_after(120):
             async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
                 await _remember(session, BASE)
@@ -160,8 +168,9 @@ async def test_undo_of_an_update_brings_the_proposal_back_as_its_own_memory(serv
 
         _cli(env, "undo", target)
         assert _live(db_path) == sorted([BASE, PROPOSAL])
-        [(decision, split)] = db_rows(db_path, "SELECT decision, memory_id FROM remember_jobs WHERE id = ?",
-                                      (second["job_id"],))
+        [(decision, split)] = db_rows(
+            db_path, "SELECT decision, memory_id FROM remember_jobs WHERE id = ?", (second["job_id"],)
+        )
         assert decision == "created" and split != target
         assert db_rows(db_path, "SELECT body, vector_model FROM memories WHERE id = ?", (split,)) == [(PROPOSAL, None)]
         _cli(env, "check")

@@ -70,15 +70,19 @@ async def test_deep_garbage_and_huge_lines_are_answered_and_the_server_survives(
             assert "levels deep" in reply["error"]["message"], reply
             await _alive(server)
 
-        for raw in (b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"s":"caf\xe9"}}',  # Latin-1, not UTF-8
-                    b"\xff\xfe\x00\x01\x02\x80\x9b\xc0garbage\x7f",
-                    bytes(range(256)).replace(b"\n", b"")):
+        for raw in (
+            b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"s":"caf\xe9"}}',  # Latin-1, not UTF-8
+            b"\xff\xfe\x00\x01\x02\x80\x9b\xc0garbage\x7f",
+            bytes(range(256)).replace(b"\n", b""),
+        ):
             reply = await _line(server, raw)
             assert reply["id"] is None and reply["error"]["code"] == -32700, reply
             assert "not UTF-8" in reply["error"]["message"], reply
             await _alive(server)
 
-        reply = await _line(server, b'{"jsonrpc":"2.0","id":6,"method":"ping","params":{"x":"' + b"y" * (5 << 20) + b'"}}')
+        reply = await _line(
+            server, b'{"jsonrpc":"2.0","id":6,"method":"ping","params":{"x":"' + b"y" * (5 << 20) + b'"}}'
+        )
         assert reply["id"] is None and reply["error"]["code"] == -32600, reply
         assert "request line is longer than the limit" in reply["error"]["message"], reply
         await _alive(server)
@@ -100,7 +104,10 @@ async def test_a_request_whose_id_is_not_a_string_or_integer_is_answered(server_
 async def test_a_request_before_initialize_is_told_to_initialize_first(server_env, raw_servers) -> None:
     with anyio.fail_after(120):
         server = await _started(server_env, raw_servers, initialize=False)
-        for method, params in (("tools/list", {}), ("tools/call", {"name": "memwal_recall", "arguments": {"query": "x"}})):
+        for method, params in (
+            ("tools/list", {}),
+            ("tools/call", {"name": "memwal_recall", "arguments": {"query": "x"}}),
+        ):
             early = await server.request(method, params)
             assert early["error"]["code"] == -32602, early
             assert "came before initialize; send initialize first" in early["error"]["message"], early
@@ -128,8 +135,10 @@ SURROGATES = [
 
 
 def _call_line(request_id: Any, tool: str, arguments_json: str) -> bytes:
-    return ('{"jsonrpc": "2.0", "id": ' + json.dumps(request_id) + ', "method": "tools/call", '
-            '"params": {"name": "' + tool + '", "arguments": ' + arguments_json + '}}').encode("ascii")
+    return (
+        '{"jsonrpc": "2.0", "id": ' + json.dumps(request_id) + ', "method": "tools/call", '
+        '"params": {"name": "' + tool + '", "arguments": ' + arguments_json + "}}"
+    ).encode("ascii")
 
 
 async def test_a_lone_surrogate_is_the_tool_error_naming_the_argument(server_env, raw_servers) -> None:
@@ -162,8 +171,10 @@ async def test_a_lone_surrogate_is_the_tool_error_naming_the_argument(server_env
 # tools/call params of the wrong shape: the error names what is wrong instead of a bare "Invalid request parameters".
 MALFORMED_CALLS = [
     (b'{"jsonrpc":"2.0","id":902,"method":"tools/call","params":{}}', "tools/call needs params.name, a string"),
-    (b'{"jsonrpc":"2.0","id":902,"method":"tools/call","params":{"name":"memwal_list","arguments":[1]}}',
-     "params.arguments must be an object"),
+    (
+        b'{"jsonrpc":"2.0","id":902,"method":"tools/call","params":{"name":"memwal_list","arguments":[1]}}',
+        "params.arguments must be an object",
+    ),
     (b'{"jsonrpc":"2.0","id":902,"method":"tools/call","params":{"name":5}}', "params.name must be a string"),
     (b'{"jsonrpc":"2.0","id":902,"method":"resources/read","params":{}}', "resources/read needs params.uri, a string"),
 ]
@@ -186,8 +197,12 @@ async def test_requests_written_just_before_stdin_closes_are_served(server_env, 
     lines = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT_PARAMS},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "memwal_remember", "arguments": {"text": "The piped fact is kept"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memwal_remember", "arguments": {"text": "The piped fact is kept"}},
+        },
         {"jsonrpc": "2.0", "id": 3, "method": "ping"},
     ]
     with anyio.fail_after(120):

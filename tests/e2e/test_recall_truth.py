@@ -42,7 +42,9 @@ async def remember(session: Any, text: str, **arguments: Any) -> str:
 async def wait_done(session: Any, job_ids: list[str]) -> list[dict[str, Any]]:
     jobs: list[dict[str, Any]] = []
     for start in range(0, len(job_ids), 50):
-        status = await session.call_tool("memwal_remember_status", {"job_ids": job_ids[start : start + 50], "wait_ms": 30000})
+        status = await session.call_tool(
+            "memwal_remember_status", {"job_ids": job_ids[start : start + 50], "wait_ms": 30000}
+        )
         assert not status.is_error, tool_text(status)
         jobs += status.structured_content["jobs"]
     assert all(job["status"] == "done" for job in jobs), [job for job in jobs if job["status"] != "done"][:3]
@@ -56,8 +58,15 @@ async def recall(session: Any, query: str, **arguments: Any) -> tuple[str, list[
 
 
 def cli(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([str(MEMWAL), *args], env={**os.environ, **env}, cwd=cwd, capture_output=True, text=True,
-                          timeout=120, check=False)
+    done = subprocess.run(
+        [str(MEMWAL), *args],
+        env={**os.environ, **env},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     return done
 
@@ -239,7 +248,9 @@ async def test_read_your_writes_across_namespaces_behind_a_backlog(server_env, t
     """No worker anywhere, so everything stays queued: 50 long facts in `bulk`, one in
     `notes`, then 1,000 more long ones in `bulk`. A recall over every namespace must see the
     `notes` fact and a fact deep in the `bulk` backlog, each with what matches it."""
-    filler = " ".join(f"Section {{n}} of the quarterly report covers item {i} of the warehouse inventory." for i in range(12))
+    filler = " ".join(
+        f"Section {{n}} of the quarterly report covers item {i} of the warehouse inventory." for i in range(12)
+    )
     note = "The locksmith is coming on Thursday to replace the front door lock"
     deep = "The pallet of spare turbine gaskets was moved to aisle Q-17"
     env = server_env(MEMWAL_RECALL__READ_YOUR_WRITES_WAIT_MS="300")
@@ -266,7 +277,10 @@ async def test_a_queued_fact_scores_what_its_memory_will(server_env, tmp_path: P
             await wait_done(session, [await remember(session, text) for text in [COFFEE, *RELATED, *UNRELATED]])
         pending: dict[str, float] = {}
         waiting_env = {**env, "MEMWAL_RECALL__READ_YOUR_WRITES_WAIT_MS": "0"}
-        async with mcp_stdio_session(waiting_env, tmp_path / "stderr.log", args=["serve", "--no-worker"]) as (session, _):
+        async with mcp_stdio_session(waiting_env, tmp_path / "stderr.log", args=["serve", "--no-worker"]) as (
+            session,
+            _,
+        ):
             job = await remember(session, new)
             for query in queries:
                 _, hits = await recall(session, query, limit=10)

@@ -348,9 +348,7 @@ async def test_sigkill_mid_curation_loses_nothing_and_applies_nothing_twice(
         # 50 remembers in pipelined bursts of 10, so the worker is curating while more arrive.
         for burst in range(5):
             request_ids = [
-                await a.send_request(
-                    "tools/call", {"name": "memwal_remember", "arguments": {"text": _crash_fact(i)}}
-                )
+                await a.send_request("tools/call", {"name": "memwal_remember", "arguments": {"text": _crash_fact(i)}})
                 for i in range(burst * 10, burst * 10 + 10)
             ]
             for request_id in request_ids:
@@ -422,7 +420,9 @@ def test_cli_remember_recall_stats(server_env, tmp_path: Path, db_path: Path) ->
     recall = _cli(env, "recall", "coffee", cwd=cwd)
     assert recall.returncode == 0, recall.stderr
     lines = recall.stdout.splitlines()
-    assert re.fullmatch(r"1\. \[score=\d\.\d{3}\](?: \[[^\]]+\])* User prefers dark roast coffee", lines[0]), recall.stdout
+    assert re.fullmatch(r"1\. \[score=\d\.\d{3}\](?: \[[^\]]+\])* User prefers dark roast coffee", lines[0]), (
+        recall.stdout
+    )
     assert lines[1] == "(1 duplicate copy of the above collapsed; the same fact is stored more than once.)"
     second = r"2\. \[score=\d\.\d{3}\](?: \[[^\]]+\])* " + re.escape(OTHER_FACTS[0])
     assert any(re.fullmatch(second, line) for line in lines), recall.stdout

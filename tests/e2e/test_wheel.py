@@ -54,7 +54,10 @@ async def test_wheel_installs_into_a_fresh_venv_and_serves(tmp_path: Path) -> No
     python = venv / "bin" / "python"
     # Install before the dependencies become visible, so pip cannot mistake the test venv's
     # editable memwal-mcp for an installed copy in this one.
-    _run([sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index", "-q", wheel], cwd=elsewhere)
+    _run(
+        [sys.executable, "-m", "pip", "--python", python, "install", "--no-deps", "--no-index", "-q", wheel],
+        cwd=elsewhere,
+    )
     # Dependencies come from the test venv, through a .pth file: no network installs.
     dependency_paths = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
     (_site_packages(venv) / "_memwal_e2e_deps.pth").write_text("\n".join(dependency_paths) + "\n")
