@@ -39,8 +39,8 @@ def _defer_newest(conn: sqlite3.Connection, lane: int, count: int) -> None:
 async def run(db_path: Path, memories: int, queries: int) -> str:
     from memwal_mcp.config import load_settings
     from memwal_mcp.service import MemoryService
-    from memwal_mcp.store import jobs as job_store
-    from memwal_mcp.store.database import transaction
+    from memwal_mcp.store.sqlite import jobs as job_store
+    from memwal_mcp.store.sqlite.database import transaction
 
     settings = load_settings(db_path=db_path)
     service = MemoryService(settings)

@@ -264,7 +264,7 @@ async def run_session(
 
 
 def _connect(db_path: Path) -> sqlite3.Connection:
-    from memwal_mcp.store.connection import connect  # the same SQLite (with sqlite-vec) the server uses
+    from memwal_mcp.store.sqlite.connection import connect  # the same SQLite (with sqlite-vec) the server uses
 
     return connect(db_path)
 

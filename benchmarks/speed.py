@@ -156,7 +156,7 @@ async def remember_latency(
 
 
 def _lane_vectors(db_path: Path, lane: int) -> tuple[np.ndarray, np.ndarray]:
-    from memwal_mcp.store.connection import connect
+    from memwal_mcp.store.sqlite.connection import connect
 
     conn = connect(db_path)
     try:
@@ -179,7 +179,7 @@ def _lane_vectors(db_path: Path, lane: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _facts_in_lane(db_path: Path, owner: str) -> int:
     """How many facts an earlier run put in the measured lane (facts are numbered from 0)."""
-    from memwal_mcp.store.connection import connect
+    from memwal_mcp.store.sqlite.connection import connect
 
     conn = connect(db_path)
     try:
@@ -191,7 +191,7 @@ def _facts_in_lane(db_path: Path, owner: str) -> int:
 
 
 def _ids_of(db_path: Path, rowids: set[int]) -> dict[int, str]:
-    from memwal_mcp.store.connection import connect
+    from memwal_mcp.store.sqlite.connection import connect
 
     conn = connect(db_path)
     try:
@@ -265,7 +265,7 @@ async def measure_size(
     args: argparse.Namespace, db_path: Path, embedder: Any, owner: str, start: int, size: int, workdir: Path
 ) -> dict[str, Any]:
     from memwal_mcp.service import MemoryService
-    from memwal_mcp.store import jobs as job_store
+    from memwal_mcp.store.sqlite import jobs as job_store
 
     from .speed_fill import grow
 

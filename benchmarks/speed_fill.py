@@ -27,9 +27,9 @@ import numpy as np
 
 from memwal_mcp.curation import deferred
 from memwal_mcp.normalize import norm_key, normalize_text
-from memwal_mcp.store import jobs as job_store
-from memwal_mcp.store import memories
-from memwal_mcp.store.database import transaction
+from memwal_mcp.store.sqlite import jobs as job_store
+from memwal_mcp.store.sqlite import memories
+from memwal_mcp.store.sqlite.database import transaction
 
 from . import speed_data
 

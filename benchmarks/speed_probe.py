@@ -21,8 +21,8 @@ import numpy as np
 
 from memwal_mcp.curation.evaluator import evaluate
 from memwal_mcp.recall.lexical import fts_query
-from memwal_mcp.store import fts, memories
-from memwal_mcp.store.connection import connect
+from memwal_mcp.store.sqlite import fts, memories
+from memwal_mcp.store.sqlite.connection import connect
 
 log = logging.getLogger("benchmarks.speed")
 

@@ -75,12 +75,12 @@ def machine_info() -> dict[str, Any]:
         "python": platform.python_version(),
         "loadavg_start": _loadavg(),
     }
-    from memwal_mcp.store.connection import sqlite_module
+    from memwal_mcp.store.sqlite.connection import sqlite_module
 
     module = sqlite_module()
     conn = module.connect(":memory:")
     try:
-        from memwal_mcp.store.connection import _load_vec  # noqa: PLC2701 - the same loader the store uses
+        from memwal_mcp.store.sqlite.connection import _load_vec  # noqa: PLC2701 - the same loader the store uses
 
         _load_vec(conn)
         vec = conn.execute("SELECT vec_version()").fetchone()[0]

@@ -30,7 +30,7 @@ import anyio
 
 from .config import BUNDLED_MODEL, EmbeddingSettings, LLMSettings, Settings, user_data_dir
 from .errors import EmbeddingError
-from .store.health import EngineHealth, Integrity, SchemaState, StoredVectors, probe
+from .store.sqlite.health import EngineHealth, Integrity, SchemaState, StoredVectors, probe
 
 Status = Literal["ok", "warn", "fail", "skip"]
 

@@ -39,8 +39,8 @@ from .records import (
     RevisionRecord,
     UndoOutcome,
 )
-from .store import Database, lifecycle, memories, reindex
-from .store import jobs as job_store
+from .store.sqlite import Database, lifecycle, memories, reindex
+from .store.sqlite import jobs as job_store
 
 log = logging.getLogger(__name__)
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from .config import AuthSettings
 from .errors import InvalidInput
-from .store import Database
-from .store import tokens as token_store
+from .store.sqlite import Database
+from .store.sqlite import tokens as token_store
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from memwal_mcp.store.connection import connect
+from memwal_mcp.store.sqlite.connection import connect
 
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"
 

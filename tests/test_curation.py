@@ -23,7 +23,7 @@ import pytest
 from memwal_mcp.config import Settings
 from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store import memories as memory_store
+from memwal_mcp.store.sqlite import memories as memory_store
 from tests.scripted_llm import Reply, ScriptedLLM
 
 PEANUTS = "The user is allergic to peanuts"

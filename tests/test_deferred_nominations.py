@@ -12,7 +12,7 @@ import anyio
 
 from memwal_mcp.curation import deferred
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store import memories as memory_store
+from memwal_mcp.store.sqlite import memories as memory_store
 from tests.scripted_llm import Reply, ScriptedLLM
 
 DARK, LIGHT = "User prefers dark roast coffee", "User prefers light roast coffee"  # cosine >= 0.86

@@ -22,9 +22,9 @@ import pytest
 
 from memwal_mcp import doctor
 from memwal_mcp.config import LLMSettings, load_settings
-from memwal_mcp.store.connection import connect, sqlite_module
-from memwal_mcp.store.health import probe_database
-from memwal_mcp.store.migrations import apply_migrations
+from memwal_mcp.store.sqlite.connection import connect, sqlite_module
+from memwal_mcp.store.sqlite.health import probe_database
+from memwal_mcp.store.sqlite.migrations import apply_migrations
 from tests.scripted_llm import Reply, ScriptedLLM
 
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"

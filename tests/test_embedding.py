@@ -22,7 +22,7 @@ from memwal_mcp.embedding import BACKGROUND_COPIES, Embedder, FastEmbedEmbedder
 from memwal_mcp.errors import EmbeddingError
 from memwal_mcp.priority import BACKGROUND_NICE
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store import memories
+from memwal_mcp.store.sqlite import memories
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:

@@ -18,7 +18,7 @@ import pytest
 
 from memwal_mcp.errors import IdempotencyKeyReused
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store.integrity import find_problems
+from memwal_mcp.store.sqlite.integrity import find_problems
 from tests.scripted_llm import Reply, ScriptedLLM
 from tests.wrapped_models import WrappedEmbedder
 

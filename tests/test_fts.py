@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from memwal_mcp.store import fts, memories
-from memwal_mcp.store.connection import connect
-from memwal_mcp.store.jobs import ensure_lane
-from memwal_mcp.store.migrations import apply_migrations
+from memwal_mcp.store.sqlite import fts, memories
+from memwal_mcp.store.sqlite.connection import connect
+from memwal_mcp.store.sqlite.jobs import ensure_lane
+from memwal_mcp.store.sqlite.migrations import apply_migrations
 
 WORDS = "tea coffee river bike garden piano lisbon berlin tuesday invoice rust python".split()
 QUERIES = ['"tea"', '"coffee" OR "river"', '"piano" OR "lisbon" OR "tuesday"', '"rust"', '"absent"']

@@ -24,10 +24,10 @@ import pytest
 from memwal_mcp.config import load_settings
 from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store import fts
-from memwal_mcp.store.backup import backup_database
-from memwal_mcp.store.connection import connect
-from memwal_mcp.store.integrity import find_problems
+from memwal_mcp.store.sqlite import fts
+from memwal_mcp.store.sqlite.backup import backup_database
+from memwal_mcp.store.sqlite.connection import connect
+from memwal_mcp.store.sqlite.integrity import find_problems
 from tests.scripted_llm import Reply, ScriptedLLM
 
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"
@@ -485,8 +485,8 @@ def test_backup_cli_refuses_to_overwrite_without_force(pristine: Path, tmp_path:
 def test_the_backlog_pass_never_gives_a_forgotten_memory_a_vector(tmp_path: Path):
     import numpy as np
 
-    from memwal_mcp.store import jobs, lifecycle, memories
-    from memwal_mcp.store.migrations import apply_migrations
+    from memwal_mcp.store.sqlite import jobs, lifecycle, memories
+    from memwal_mcp.store.sqlite.migrations import apply_migrations
 
     conn = connect(tmp_path / "memwal.db")
     try:

@@ -35,11 +35,11 @@ def _python_that_loads_extensions() -> str | None:
 
 
 def test_this_interpreter_uses_a_sqlite_that_loads_sqlite_vec():
-    from memwal_mcp.store.connection import sqlite_module
+    from memwal_mcp.store.sqlite.connection import sqlite_module
 
     module = sqlite_module()
     conn = module.connect(":memory:")
-    from memwal_mcp.store.connection import _load_vec
+    from memwal_mcp.store.sqlite.connection import _load_vec
 
     _load_vec(conn)
     assert conn.execute("SELECT vec_version()").fetchone()[0].startswith("v")
@@ -58,7 +58,7 @@ def test_an_interpreter_whose_sqlite3_loads_extensions_uses_it(tmp_path: Path):
         "MEMWAL_DB_PATH": str(tmp_path / "memwal.db"),
     }
     which = subprocess.run(
-        [python, "-c", "from memwal_mcp.store.connection import sqlite_module; print(sqlite_module().__name__)"],
+        [python, "-c", "from memwal_mcp.store.sqlite.connection import sqlite_module; print(sqlite_module().__name__)"],
         capture_output=True,
         text=True,
         env=env,

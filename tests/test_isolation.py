@@ -52,7 +52,7 @@ from memwal_mcp.schemas import (
     list_text,
 )
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store.connection import connect
+from memwal_mcp.store.sqlite.connection import connect
 
 OWNERS = ("alice", "bob")
 # A word only that owner's facts contain: seeing it in the other's reply is a leak.

@@ -8,8 +8,8 @@ import pytest
 
 from memwal_mcp.errors import InvalidInput, NotFound
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store import fts
-from memwal_mcp.store.connection import connect
+from memwal_mcp.store.sqlite import fts
+from memwal_mcp.store.sqlite.connection import connect
 from tests.scripted_llm import Reply, ScriptedLLM
 
 SECRET = "Vault recovery phrase is kept in the grey Zyxwvut cabinet"

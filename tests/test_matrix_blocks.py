@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memwal_mcp.store import matrix
+from memwal_mcp.store.sqlite import matrix
 
 
 def _unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
@@ -85,7 +85,7 @@ async def test_a_lane_read_by_chunks_holds_what_vec0_returns_row_by_row(make_set
     """The fast load reads sqlite-vec's chunk tables; it must agree with vec0 itself,
     forgotten memories and other lanes included."""
     from memwal_mcp.service import MemoryService
-    from memwal_mcp.store.connection import connect
+    from memwal_mcp.store.sqlite.connection import connect
 
     settings = make_settings()
     svc = MemoryService(settings, embedder=embedder)

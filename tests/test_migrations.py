@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from memwal_mcp.store import fts
-from memwal_mcp.store.connection import connect
-from memwal_mcp.store.jobs import ensure_lane
-from memwal_mcp.store.migrations import apply_migrations, load_migrations, migrations_dir
+from memwal_mcp.store.sqlite import fts
+from memwal_mcp.store.sqlite.connection import connect
+from memwal_mcp.store.sqlite.jobs import ensure_lane
+from memwal_mcp.store.sqlite.migrations import apply_migrations, load_migrations, migrations_dir
 
 SHIPPED = [m.name for m in load_migrations()]
 

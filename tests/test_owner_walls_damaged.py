@@ -9,7 +9,7 @@ shown in alice's history.
 from __future__ import annotations
 
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store.connection import connect
+from memwal_mcp.store.sqlite.connection import connect
 
 
 async def test_forget_and_history_ignore_another_owners_row_that_names_the_memory(service: MemoryService) -> None:

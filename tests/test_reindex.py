@@ -12,7 +12,7 @@ import pytest
 
 from memwal_mcp.errors import EmbeddingError
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store import reindex as reindex_store
+from memwal_mcp.store.sqlite import reindex as reindex_store
 
 FACTS = [
     "User prefers dark roast coffee",

@@ -19,7 +19,7 @@ from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.errors import IdempotencyKeyReused, NotFound
 from memwal_mcp.recall.format import recall_text
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store.connection import connect
+from memwal_mcp.store.sqlite.connection import connect
 from tests.wrapped_models import PoisonEmbedder
 
 COFFEE = "User prefers dark roast coffee"

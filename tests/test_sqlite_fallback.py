@@ -9,7 +9,7 @@ import pytest
 import sqlite_vec
 
 from memwal_mcp.errors import StoreUnavailable
-from memwal_mcp.store.connection import SQLITE_CANDIDATES, choose_sqlite
+from memwal_mcp.store.sqlite.connection import SQLITE_CANDIDATES, choose_sqlite
 
 
 def stdlib_can_load_extensions() -> bool:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memwal_mcp.store.connection import connect, sqlite_module
-from memwal_mcp.store.health import (
+from memwal_mcp.store.sqlite.connection import connect, sqlite_module
+from memwal_mcp.store.sqlite.health import (
     BACKEND,
     KNN_EXPECTED,
     SchemaVersion,
@@ -22,8 +22,8 @@ from memwal_mcp.store.health import (
     probe_database,
     probe_engine,
 )
-from memwal_mcp.store.memories import ensure_vector_table
-from memwal_mcp.store.migrations import apply_migrations, load_migrations, migrations_dir
+from memwal_mcp.store.sqlite.memories import ensure_vector_table
+from memwal_mcp.store.sqlite.migrations import apply_migrations, load_migrations, migrations_dir
 
 SHIPPED = tuple(SchemaVersion(m.version, m.name) for m in sorted(load_migrations(), key=lambda m: m.version))
 

@@ -24,8 +24,8 @@ from memwal_mcp.config import load_settings
 from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.errors import InvalidInput
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store import fts
-from memwal_mcp.store.connection import connect
+from memwal_mcp.store.sqlite import fts
+from memwal_mcp.store.sqlite.connection import connect
 from memwal_mcp.transfer import (
     ImportFormatError,
     export_memories,

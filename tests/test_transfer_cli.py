@@ -28,7 +28,7 @@ import pytest
 from memwal_mcp.config import load_settings
 from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store.connection import connect
+from memwal_mcp.store.sqlite.connection import connect
 from tests.scripted_llm import Reply, ScriptedLLM
 
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"

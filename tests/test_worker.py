@@ -20,8 +20,8 @@ from memwal_mcp.curation import worker as worker_module
 from memwal_mcp.embedding import Embedder, FastEmbedEmbedder
 from memwal_mcp.normalize import normalize_text
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store import jobs as job_store
-from memwal_mcp.store.connection import connect
+from memwal_mcp.store.sqlite import jobs as job_store
+from memwal_mcp.store.sqlite.connection import connect
 from tests.wrapped_models import PoisonEmbedder
 
 COFFEE = "User prefers dark roast coffee"
@@ -332,7 +332,7 @@ async def test_jobs_left_queued_by_a_closed_service_are_curated_by_the_next(
 
 async def test_a_job_whose_write_fails_is_rolled_back_alone(make_settings, embedder) -> None:
     """A failure while applying one job (here a trigger refusing its row) undoes just that job."""
-    from memwal_mcp.store.connection import connect
+    from memwal_mcp.store.sqlite.connection import connect
 
     settings = make_settings(curation={"max_attempts": 2})
     queued = MemoryService(settings, embedder=embedder)

@@ -8,8 +8,8 @@ import anyio
 
 from ..errors import InvalidInput
 from ..service import MemoryService
-from ..store.backup import backup_database
-from ..store.integrity import summary_line
+from ..store.sqlite.backup import backup_database
+from ..store.sqlite.integrity import summary_line
 from .output import add_json_flag, emit
 
 NAME = "backup"

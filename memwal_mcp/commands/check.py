@@ -6,7 +6,7 @@ import time
 from dataclasses import asdict
 
 from ..service import MemoryService
-from ..store import integrity
+from ..store.sqlite import integrity
 from .output import add_json_flag, emit
 
 NAME = "check"

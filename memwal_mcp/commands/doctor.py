@@ -69,7 +69,7 @@ async def diagnose(settings: Settings, args: argparse.Namespace, created_now: bo
 
 async def run_standalone(settings: Settings, args: argparse.Namespace) -> None:
     """Create and migrate the database as a first start would, but diagnose even when that fails."""
-    from ..store import Database
+    from ..store.sqlite import Database
 
     path = settings.db_path.expanduser()
     existed = path.exists()

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from .. import validation
 from ..errors import InvalidInput, NotFound
 from ..service import MemoryService
-from ..store import tokens as token_store
+from ..store.sqlite import tokens as token_store
 from ..tokens import hash_token, new_token, parse_hash_prefix, parse_scopes
 from .output import add_json_flag, emit
 

@@ -19,9 +19,9 @@ import numpy as np
 
 from ..config import CurationSettings
 from ..normalize import norm_key
-from ..store import jobs as job_store
-from ..store import memories
-from ..store.database import transaction
+from ..store.sqlite import jobs as job_store
+from ..store.sqlite import memories
+from ..store.sqlite.database import transaction
 from .evaluator import Evaluation, evaluate
 from .plan import MergePlan
 

@@ -19,8 +19,8 @@ import anyio
 import numpy as np
 
 from ..config import CurationSettings
-from ..store import Database, memories
-from ..store.database import transaction
+from ..store.sqlite import Database, memories
+from ..store.sqlite.database import transaction
 from .apply import log_markers
 
 # Hits asked of the scan beyond k: newer memories among them are not nominees.

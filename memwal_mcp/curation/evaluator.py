@@ -23,7 +23,7 @@ import numpy as np
 
 from ..config import CurationSettings
 from ..normalize import norm_key, normalize_text
-from ..store import memories
+from ..store.sqlite import memories
 from .nominator import lexical_nominees, vector_nominees
 from .prompt import Nominee
 

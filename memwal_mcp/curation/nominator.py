@@ -14,7 +14,7 @@ import numpy as np
 
 from ..embedding import readable
 from ..recall.lexical import query_tokens
-from ..store import fts, memories
+from ..store.sqlite import fts, memories
 from .prompt import Nominee
 
 LEXICAL_TERMS = 8

@@ -21,8 +21,8 @@ from ..concurrently import side_by_side
 from ..config import CurationSettings
 from ..embedding import Embedder, LazyEmbedder, background_embed
 from ..errors import EmbeddingError
-from ..store import Database, memories
-from ..store import jobs as job_store
+from ..store.sqlite import Database, memories
+from ..store.sqlite import jobs as job_store
 from .apply import LeaseLost, apply_plan, curate_until_llm, needs_vector, record_failures
 from .deferred import count_pass
 from .evaluator import Evaluation

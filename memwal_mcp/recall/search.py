@@ -47,8 +47,8 @@ from ..embedding import Embedder, readable
 from ..errors import EmbeddingError
 from ..normalize import norm_key
 from ..records import Hit
-from ..store import Database, fts, memories, unindexed_fts
-from ..store.jobs import QueuedJob, queued_fairly, still_queued
+from ..store.sqlite import Database, fts, memories, unindexed_fts
+from ..store.sqlite.jobs import QueuedJob, queued_fairly, still_queued
 from .collapse import group_duplicates, survivor
 from .lexical import bm25_to_score, content_terms, fts_query, has_content_word
 from .unindexed_vectors import UnindexedVectors

@@ -1,10 +1,2 @@
-"""SQLite storage: connection (sqlite-vec, fallback SQLite), migrations, jobs, memories.
-
-Store functions are synchronous and take a `sqlite3.Connection`; `Database.run`
-executes one of them on the connection's thread, so a whole transaction is one
-hop off the event loop.
-"""
-
-from .database import Database
-
-__all__ = ["Database"]
+"""The store: everything that holds memwal-mcp's data. Backends live in subpackages
+(`sqlite/`); nothing outside this package imports a database driver or holds SQL."""

@@ -14,7 +14,7 @@ from typing import Literal
 
 from ..errors import InvalidInput
 from ..service import MemoryService
-from ..store.backup import is_database_file
+from ..store.sqlite.backup import is_database_file
 from .export import ExportSummary, export_memories
 from .foreign_import import import_memory_json, import_text
 from .format import VERSION, ImportFormatError, InputKind, detect_kind

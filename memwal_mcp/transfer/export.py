@@ -25,9 +25,9 @@ from tqdm import tqdm
 from .. import __version__
 from ..errors import InvalidInput
 from ..service import MemoryService
-from ..store import memories
-from ..store import transfer as store
-from ..store.backup import check_destination, place, reserve_staging
+from ..store.sqlite import memories
+from ..store.sqlite import transfer as store
+from ..store.sqlite.backup import check_destination, place, reserve_staging
 from .format import Header, JobOut, LaneOut, MemoryOut, RevisionOut, TombstoneOut, dump
 
 # Progress is advanced once per this many records (tqdm per line would cost more than the write).

@@ -26,8 +26,8 @@ from .. import validation
 from ..errors import InvalidInput
 from ..records import Job
 from ..service import MemoryService
-from ..store import memories
-from ..store import transfer as store
+from ..store.sqlite import memories
+from ..store.sqlite import transfer as store
 from .format import Header, ImportFormatError, parse_header, parse_record, read_lines
 
 log = logging.getLogger(__name__)

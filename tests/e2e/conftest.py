@@ -24,7 +24,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
-from memwal_mcp.store.connection import connect
+from memwal_mcp.store.sqlite.connection import connect
 
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"
 

@@ -44,7 +44,7 @@ async def test_wheel_installs_into_a_fresh_venv_and_serves(tmp_path: Path) -> No
     wheel = _build_wheel(tmp_path / "wheelhouse", elsewhere)
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-    assert "memwal_mcp/migrations/001_initial.sql" in names
+    assert "memwal_mcp/migrations/sqlite/001_initial.sql" in names
     assert "memwal_mcp/model/tokenizer_config.json" in names
     assert "memwal_mcp/__init__.py" in names
     assert not any(name.startswith("tests/") for name in names)
@@ -71,14 +71,14 @@ async def test_wheel_installs_into_a_fresh_venv_and_serves(tmp_path: Path) -> No
         [
             python,
             "-c",
-            "import memwal_mcp, memwal_mcp.store.migrations as m; print(memwal_mcp.__file__); print(m.migrations_dir())",
+            "import memwal_mcp, memwal_mcp.store.sqlite.migrations as m; print(memwal_mcp.__file__); print(m.migrations_dir())",
         ],
         cwd=elsewhere,
         env=env,
     ).splitlines()
     site = _site_packages(venv).resolve()
     assert Path(where[0]).resolve().is_relative_to(site), where
-    assert Path(where[1]).resolve() == site / "memwal_mcp" / "migrations", where
+    assert Path(where[1]).resolve() == site / "memwal_mcp" / "migrations" / "sqlite", where
     assert not any(str(REPO) in line for line in where), where
 
     with anyio.fail_after(90):

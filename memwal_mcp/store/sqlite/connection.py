@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
-from ..errors import StoreUnavailable
+from ...errors import StoreUnavailable
 
 log = logging.getLogger(__name__)
 

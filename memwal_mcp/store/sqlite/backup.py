@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InvalidInput, StoreUnavailable
+from ...errors import InvalidInput, StoreUnavailable
 from .connection import connect
 from .integrity import Problem, StoreCounts, check_store, store_counts
 

@@ -11,7 +11,7 @@ from functools import partial
 
 import numpy as np
 
-from ..errors import EmbeddingError
+from ...errors import EmbeddingError
 from . import fts, matrix
 from .database import transaction
 

@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import StoreUnavailable
+from ...errors import StoreUnavailable
 from .connection import _load_vec, connect, sqlite_module
 from .integrity import Problem, StoreCounts, _table_exists, check_store
 from .memories import vector_model

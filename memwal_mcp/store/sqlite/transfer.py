@@ -21,9 +21,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..errors import InvalidInput
-from ..normalize import norm_key
-from ..records import Job
+from ...errors import InvalidInput
+from ...normalize import norm_key
+from ...records import Job
 from . import fts
 from .database import transaction
 from .jobs import ensure_lane

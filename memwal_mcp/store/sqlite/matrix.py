@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import heap
-from ..rwlock import ReadWriteLock
+from ... import heap
+from ...rwlock import ReadWriteLock
 
 log = logging.getLogger(__name__)
 

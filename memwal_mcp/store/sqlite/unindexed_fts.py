@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..normalize import norm_key
+from ...normalize import norm_key
 from . import fts, memories
 from .connection import sqlite_module
 

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import aiosqlite
 import anyio
 
-from ..errors import StoreUnavailable
+from ...errors import StoreUnavailable
 from .connection import connect, is_busy, sqlite_module, truncate_wal
 from .migrations import apply_migrations
 

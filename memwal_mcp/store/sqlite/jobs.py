@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..records import Job
+from ...records import Job
 from . import fts
 from .database import transaction
 

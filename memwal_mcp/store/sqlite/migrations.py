@@ -30,8 +30,8 @@ class Migration:
 
 def migrations_dir() -> Path:
     """Inside the wheel they live in the package; in a checkout, at the top level."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here / "migrations", here.parent / "migrations"):
+    package = Path(__file__).resolve().parents[2]
+    for candidate in (package / "migrations" / "sqlite", package.parent / "migrations" / "sqlite"):
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError("memwal-mcp's migrations folder is missing from this installation")

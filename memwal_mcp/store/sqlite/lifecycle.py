@@ -17,8 +17,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..errors import InvalidInput, NotFound
-from ..normalize import norm_key, normalize_text
+from ...errors import InvalidInput, NotFound
+from ...normalize import norm_key, normalize_text
 from . import fts, memories
 from .connection import BUSY_TIMEOUT_MS, truncate_wal
 from .database import transaction
