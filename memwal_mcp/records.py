@@ -76,7 +76,7 @@ class RecallResult:
 
 
 @dataclass(frozen=True, slots=True)
-class RevisionRecord:
+class Revision:
     body: str
     decision: str  # what replaced this body
     job_id: str | None
@@ -97,7 +97,7 @@ class History:
     retired_into: str | None
     created_at: float
     updated_at: float
-    revisions: list[RevisionRecord]  # newest first
+    revisions: list[Revision]  # newest first
     jobs: list[Job]  # newest first: the source job, occurrences, merges (also of memories retired into it)
     merged_from: list[str]
 

@@ -36,7 +36,6 @@ from .records import (
     MemoryPage,
     RecallResult,
     RememberOutcome,
-    RevisionRecord,
     UndoOutcome,
 )
 from .store.sqlite import Database, lifecycle, memories, reindex
@@ -383,18 +382,7 @@ def _history(conn: sqlite3.Connection, owner: str, memory_id: str) -> History:
         raise NotFound(f"no memory with id {memory_id!r}")
     row, status, into = found
     merged_from = memories.retired_into(conn, owner, memory_id)
-    revisions = [
-        RevisionRecord(
-            r.body,
-            r.decision,
-            r.job_id,
-            r.llm_model,
-            r.guard,
-            tuple(r.merged_ids.split(",")) if r.merged_ids else (),
-            r.created_at,
-        )
-        for r in memories.revisions(conn, row.rowid)
-    ]
+    revisions = memories.revisions(conn, row.pk)
     jobs = job_store.jobs_for_memories(conn, owner, [memory_id, *merged_from])
     return History(
         row.id, row.namespace, row.body, status, into, row.created_at, row.updated_at, revisions, jobs, merged_from

@@ -9,7 +9,7 @@ from memwal_mcp.normalize import norm_key, normalize_text
 from memwal_mcp.recall.collapse import collapse_duplicates
 from memwal_mcp.recall.format import copies_note, folded_note, recall_text
 from memwal_mcp.records import Hit, RecallResult
-from memwal_mcp.store.sqlite.memories import KeyCopies
+from memwal_mcp.store.records import KeyCopies
 
 
 def hit(id: str, text: str, score: float, copies: int = 0, pending: bool = False) -> Hit:

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from ..normalize import norm_key
 from ..records import Hit
-from ..store.sqlite.memories import KeyCopies
+from ..store.records import KeyCopies
 
 
 def group_duplicates(hits: Iterable[Hit]) -> dict[str, list[Hit]]:

@@ -159,7 +159,7 @@ def _words_first(
         [row for lane in lanes for row in memories.unembedded_in_lane(conn, lane, MAX_UNINDEXED)] if unindexed else []
     )
     waiting_bm25 = (
-        unindexed_fts.bm25_of_rows(conn, lanes, match, [row.rowid for row in waiting])
+        unindexed_fts.bm25_of_rows(conn, lanes, match, [row.pk for row in waiting])
         if waiting and match is not None
         else {}
     )
@@ -370,7 +370,7 @@ async def search(
         for job, cosine, bm25, key in zip(first.queued, queued_cosines, first.queued_bm25, first.queued_keys)
     ]
     extra = [s for s in extra if scorer.in_window(s.hit.when) and scorer.keeps(s)]
-    waiting = {row.rowid: (row, cosine) for row, cosine in zip(first.waiting, waiting_cosines)}
+    waiting = {row.pk: (row, cosine) for row, cosine in zip(first.waiting, waiting_cosines)}
 
     lexical: tuple[dict[int, float], bool] | None = first.lexical
     known: dict[int, memories.MemoryRow] | None = first.known
@@ -381,7 +381,7 @@ async def search(
         found = await db.read(_candidates, lanes, query_vector if searches is not None else None, ranks, nearest, known)
         exhausted = words_exhausted and (nearest is None or nearest[1])
         lexical = nearest = known = None  # a wider pool searches again
-        by_rowid = {c.row.rowid: c for c in found}
+        by_rowid = {c.row.pk: c for c in found}
         for rowid, (row, cosine) in waiting.items():  # scored here: the kNN cannot see them
             seen = by_rowid.get(rowid)
             by_rowid[rowid] = _Candidate(row, cosine, seen.bm25 if seen is not None else first.waiting_bm25.get(rowid))

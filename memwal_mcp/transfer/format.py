@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from ..config import OwnerName
 from ..errors import ImportFormatError
 from ..records import Job
-from ..store.sqlite.transfer import KINDS, ImportRow, Kind, LaneRow, MemoryRecord, RevisionRow, TombstoneRow
+from ..store.records import KINDS, ImportRow, Kind, LaneRow, MemoryRecord, RevisionRow, TombstoneRow
 
 FORMAT = "memwal-export"
 VERSION = 1

@@ -19,13 +19,10 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Literal
 
+from ..records import Problem, StoreCounts
 from . import fts
 from .memories import UNEMBEDDABLE, VECTOR_TABLE
-
-Severity = Literal["error", "warning", "info"]
 
 # Decisions a done job may carry (curation/apply.py, curation/plan.py, lifecycle.forget_memory).
 DECISIONS = ("created", "occurrence", "skipped", "updated", "consolidated", "appended", "forgotten")
@@ -34,34 +31,6 @@ MERGE_DECISIONS = ("updated", "consolidated", "appended")
 STALE_QUEUE_S = 3600.0
 # Rows reported per code; the rest are summed up in one more line.
 MAX_PER_CODE = 50
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    severity: Severity
-    code: str
-    detail: str
-    table: str | None = None
-    ref: str | None = None  # the row's public id (job id, memory id, revision id, lane id)
-
-    def line(self) -> str:
-        where = f"{self.table} {self.ref}: " if self.table and self.ref else f"{self.table}: " if self.table else ""
-        return f"{self.severity:<7} {self.code:<28} {where}{self.detail}"
-
-
-@dataclass(frozen=True, slots=True)
-class StoreCounts:
-    lanes: int
-    jobs: dict[str, int]  # by status
-    memories: dict[str, int]  # by status
-    vectors: int
-    revisions: int
-
-    def summary(self) -> str:
-        jobs = sum(self.jobs.values())
-        memories = sum(self.memories.values())
-        live = self.memories.get("live", 0)
-        return f"{jobs} jobs, {memories} memories ({live} live), {self.lanes} lanes"
 
 
 def _table_exists(conn: sqlite3.Connection, name: str) -> bool:

@@ -7,9 +7,9 @@ import secrets
 import socket
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ...records import Job
+from ..records import JobWithdrawn, Lane, QueuedJob
 from . import fts
 from .database import transaction
 
@@ -25,28 +25,6 @@ def _job(row: Sequence) -> Job:
 
 def new_job_id() -> str:
     return "j_" + secrets.token_hex(8)
-
-
-@dataclass(frozen=True, slots=True)
-class Lane:
-    id: int
-    owner: str
-    namespace: str
-
-
-@dataclass(frozen=True, slots=True)
-class QueuedJob:
-    """A job as the worker sees it: with its arrival order and lane."""
-
-    seq: int
-    id: str
-    owner: str
-    namespace: str
-    lane_id: int
-    text: str
-    attempts: int
-    created_at: float
-    occurred_at: float | None
 
 
 def ensure_lane(conn: sqlite3.Connection, owner: str, namespace: str) -> int:
@@ -263,11 +241,6 @@ def next_batch(conn: sqlite3.Connection, lane: int, limit: int, now: float, afte
         (lane, now, after_seq, limit),
     ).fetchall()
     return [QueuedJob(*row) for row in rows]
-
-
-class JobWithdrawn(Exception):
-    """The job left the queue while a worker curated it (a forget erased it): roll back what
-    was written for it, or the forgotten text would come back as a memory."""
 
 
 def mark_done(conn: sqlite3.Connection, job_id: str, decision: str, memory_id: str, now: float) -> None:

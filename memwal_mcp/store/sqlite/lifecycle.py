@@ -15,24 +15,16 @@ import logging
 import sqlite3
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ...errors import InvalidInput, NotFound
 from ...normalize import norm_key, normalize_text
+from ..records import Forgotten
 from . import fts, memories
 from .connection import BUSY_TIMEOUT_MS, truncate_wal
 from .database import transaction
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class Forgotten:
-    memory_ids: tuple[str, ...]  # the memory and those folded into it
-    jobs: int  # jobs erased: those that ended in these memories and queued repeats of their text
-    wal_cleared: bool = True  # False: a reader kept the write-ahead log from being emptied
-    already: bool = False  # it was forgotten before: nothing was erased this time
-    via_job: str | None = None  # the job id asked for, when the fact was named by its remember job
 
 
 def _folded_into(conn: sqlite3.Connection, owner: str, memory_id: str) -> list[tuple[int, str]]:
@@ -260,19 +252,19 @@ def undo_last_change(conn: sqlite3.Connection, owner: str, memory_id: str) -> tu
         row, status, _ = found
         if status != "live":
             raise InvalidInput(f"memory {memory_id!r} is {status}; only a live memory can be undone")
-        history = memories.revisions(conn, row.rowid)
+        history = memories.revisions(conn, row.pk)
         if not history:
             raise InvalidInput(f"memory {memory_id!r} has no change to undo")
         undoable = history[0]  # the newest previous body comes back
         now = time.time()
-        listed = [i for i in (undoable.merged_ids or "").split(",") if i]
+        listed = list(undoable.merged_ids)
         restored: list[str] = []
         if undoable.decision == "undone":
             # Redo: what the undo brought back is folded in again, as a CONSOLIDATE folds.
             for other in listed:
                 got = memories.memory_by_id(conn, owner, other)
                 if got is not None and got[1] == "live" and got[0].lane == row.lane:
-                    memories.retire(conn, got[0].rowid, memory_id, now)
+                    memories.retire(conn, got[0].pk, memory_id, now)
                     restored.append(other)
             decision = "redone"
         else:
@@ -284,7 +276,7 @@ def undo_last_change(conn: sqlite3.Connection, owner: str, memory_id: str) -> tu
             decision = "undone"
         memories.replace_body(
             conn,
-            rowid=row.rowid,
+            rowid=row.pk,
             lane=row.lane,
             body=undoable.body,
             key=norm_key(undoable.body),

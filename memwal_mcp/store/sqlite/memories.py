@@ -6,32 +6,18 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 
 from ...errors import EmbeddingError
+from ...records import Revision
+from ..records import EXACT_REPEAT, FOLDED_BY_LLM, KeyCopies, MemoryRow
 from . import fts, matrix
 from .database import transaction
 
 # The first vector table's name; `vector_table(conn)` gives the one in use.
 VECTOR_TABLE = "memory_vectors"
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryRow:
-    rowid: int
-    id: str
-    owner: str
-    namespace: str
-    body: str
-    occurrences: int
-    created_at: float
-    updated_at: float
-    occurred_at: float | None
-    lane: int
-    norm_key: str
 
 
 _MEMORY_COLUMNS = (
@@ -353,26 +339,6 @@ def text_totals(conn: sqlite3.Connection, owner: str) -> tuple[int, int]:
     return (row[0], row[1]) if row else (0, 0)
 
 
-# Job decisions that record the job on an existing memory without changing its body: an exact
-# repeat of its normalized text, and a proposal the LLM judged to add nothing (SKIP).
-EXACT_REPEAT = "occurrence"
-FOLDED_BY_LLM = "skipped"
-
-
-@dataclass(frozen=True, slots=True)
-class KeyCopies:
-    """How often one normalized text is stored in some lanes (within a time window, if given)."""
-
-    rows: int  # live memories with that text
-    occurrences: int  # exact repeats recorded on them
-    folded_by_llm: int  # proposals a curation model folded into them (SKIP)
-    latest: float | None  # the latest of those instants (when it happened, else when remembered)
-
-    @property
-    def total(self) -> int:
-        return self.rows + self.occurrences + self.folded_by_llm
-
-
 def _in_window(column: str) -> str:
     """SQL: `column` lies in [:since, :until], either end open when NULL."""
     return f"((:since IS NULL OR {column} >= :since) AND (:until IS NULL OR {column} <= :until))"
@@ -437,19 +403,6 @@ def memories_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[i
 
 
 # --- merges (LLM tier) -----------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Revision:
-    """A body the memory had before a change, and what changed it."""
-
-    body: str
-    decision: str
-    job_id: str | None
-    llm_model: str | None
-    guard: str | None
-    merged_ids: str | None
-    created_at: float
 
 
 def replace_body(
@@ -520,7 +473,10 @@ def revisions(conn: sqlite3.Connection, rowid: int) -> list[Revision]:
         " WHERE memory_rowid = ? ORDER BY id DESC",
         (rowid,),
     ).fetchall()
-    return [Revision(*row) for row in rows]
+    return [
+        Revision(body, decision, job_id, llm_model, guard, tuple(merged.split(",")) if merged else (), created_at)
+        for body, decision, job_id, llm_model, guard, merged, created_at in rows
+    ]
 
 
 def retired_into(conn: sqlite3.Connection, owner: str, memory_id: str) -> list[str]:

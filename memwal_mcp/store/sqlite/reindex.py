@@ -11,21 +11,12 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..records import ReindexState
 from . import memories
 from .database import transaction
-
-
-@dataclass(frozen=True, slots=True)
-class ReindexState:
-    model_id: str
-    dim: int
-    vector_table: str
-    last_rowid: int
-    started_at: float
 
 
 def _state(conn: sqlite3.Connection) -> ReindexState | None:

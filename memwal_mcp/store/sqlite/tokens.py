@@ -4,19 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from dataclasses import dataclass
 
+from ..records import TokenRow
 from .database import transaction
-
-
-@dataclass(frozen=True, slots=True)
-class TokenRow:
-    hash: str
-    owner: str
-    scopes: tuple[str, ...]
-    label: str | None
-    created_at: float
-    revoked_at: float | None
 
 
 def _row(row: tuple) -> TokenRow:

@@ -18,12 +18,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Literal
 
 from ...errors import InvalidInput
 from ...normalize import norm_key
 from ...records import Job
+from ..records import ImportOutcome, ImportRow, Kind, LaneRow, MemoryRecord, RevisionRow, TombstoneRow
 from . import fts
 from .database import transaction
 from .jobs import ensure_lane
@@ -33,67 +32,6 @@ CHUNK = 500
 
 
 # --- rows ------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class LaneRow:
-    owner: str
-    namespace: str
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryRecord:
-    """A live or retired memory, without its derived parts (norm key, FTS row, vector)."""
-
-    id: str
-    owner: str
-    namespace: str
-    body: str
-    status: Literal["live", "retired"]
-    retired_into: str | None
-    source_job_id: str
-    occurrences: int
-    occurred_at: float | None
-    created_at: float
-    updated_at: float
-
-
-@dataclass(frozen=True, slots=True)
-class RevisionRow:
-    """A previous body of a memory, named by the memory's public id."""
-
-    owner: str
-    memory_id: str
-    body: str
-    decision: str
-    job_id: str | None
-    llm_model: str | None
-    guard: str | None
-    merged_ids: tuple[str, ...]
-    created_at: float
-
-
-@dataclass(frozen=True, slots=True)
-class TombstoneRow:
-    """A forgotten memory, never its text. The fields after `forgotten_at` are the memory's
-    own bookkeeping, so an import can rebuild the emptied row that history and the journal
-    point at (None in files written before they were exported)."""
-
-    memory_id: str
-    owner: str
-    namespace: str
-    jobs: int
-    forgotten_at: float
-    source_job_id: str | None = None
-    retired_into: str | None = None
-    occurred_at: float | None = None
-    created_at: float | None = None
-    updated_at: float | None = None
-
-
-ImportRow = LaneRow | Job | MemoryRecord | RevisionRow | TombstoneRow
-Kind = Literal["lane", "job", "memory", "revision", "tombstone"]
-KINDS: tuple[Kind, ...] = ("lane", "job", "memory", "revision", "tombstone")
 
 
 # --- export ----------------------------------------------------------------
@@ -203,20 +141,6 @@ def iter_tombstones(conn: sqlite3.Connection, owner: str | None) -> Iterator[Tom
 
 
 # --- import ----------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class ImportOutcome:
-    """What an import did. `to_forget`: (owner, memory id) of tombstones whose memory is
-    still present here; the caller forgets them through the service (which writes the tombstone)."""
-
-    added: dict[str, int] = field(default_factory=dict)
-    skipped: dict[str, int] = field(default_factory=dict)
-    to_forget: list[tuple[str, str]] = field(default_factory=list)
-
-    def count(self, kind: str, added: bool) -> None:
-        target = self.added if added else self.skipped
-        target[kind] = target.get(kind, 0) + 1
 
 
 class RecordRefused(InvalidInput):

@@ -18,9 +18,9 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ...normalize import norm_key
+from ..records import QueuedText, Scored
 from . import fts, memories
 from .connection import sqlite_module
 
@@ -28,23 +28,6 @@ from .connection import sqlite_module
 K1 = 1.2
 B = 0.75
 _AVERAGES_ID = 1  # FTS5_AVERAGES_ROWID: the %_data record with the row count and per-column token totals
-
-
-@dataclass(frozen=True, slots=True)
-class QueuedText:
-    text: str
-    lane: int
-
-
-@dataclass(frozen=True, slots=True)
-class Scored:
-    """bm25 per text (FTS5's sign: more negative is better; None when no query phrase occurs in
-    it), and what the texts add to the owner's live memories once curated."""
-
-    bm25: list[float | None]
-    keys: list[str]  # norm_key of each text
-    added_rows: int
-    added_chars: int
 
 
 def _varints(blob: bytes) -> list[int]:

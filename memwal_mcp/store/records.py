@@ -1,0 +1,232 @@
+"""The records every store backend hands across its contract: frozen, typed, backend-neutral.
+
+One shape per concept. A memory row's `pk` is the backend's own integer key for it (a rowid on
+SQLite, a bigserial on PostgreSQL): stable while the memory lives, never shown to a user (public
+ids are `m_...` / `j_...`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..records import Job
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRow:
+    pk: int
+    id: str
+    owner: str
+    namespace: str
+    body: str
+    occurrences: int
+    created_at: float
+    updated_at: float
+    occurred_at: float | None
+    lane: int
+    norm_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeyCopies:
+    """How often one normalized text is stored in some lanes (within a time window, if given)."""
+
+    rows: int  # live memories with that text
+    occurrences: int  # exact repeats recorded on them
+    folded_by_llm: int  # proposals a curation model folded into them (SKIP)
+    latest: float | None  # the latest of those instants (when it happened, else when remembered)
+
+    @property
+    def total(self) -> int:
+        return self.rows + self.occurrences + self.folded_by_llm
+
+
+# Job decisions that record the job on an existing memory without changing its body: an exact
+# repeat of its normalized text, and a proposal the LLM judged to add nothing (SKIP).
+EXACT_REPEAT = "occurrence"
+
+
+FOLDED_BY_LLM = "skipped"
+
+
+@dataclass(frozen=True, slots=True)
+class Lane:
+    id: int
+    owner: str
+    namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedJob:
+    """A job as the worker sees it: with its arrival order and lane."""
+
+    seq: int
+    id: str
+    owner: str
+    namespace: str
+    lane_id: int
+    text: str
+    attempts: int
+    created_at: float
+    occurred_at: float | None
+
+
+class JobWithdrawn(Exception):
+    """The job left the queue while a worker curated it (a forget erased it): roll back what
+    was written for it, or the forgotten text would come back as a memory."""
+
+
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    memory_ids: tuple[str, ...]  # the memory and those folded into it
+    jobs: int  # jobs erased: those that ended in these memories and queued repeats of their text
+    wal_cleared: bool = True  # False: a reader kept the write-ahead log from being emptied
+    already: bool = False  # it was forgotten before: nothing was erased this time
+    via_job: str | None = None  # the job id asked for, when the fact was named by its remember job
+
+
+@dataclass(frozen=True, slots=True)
+class ReindexState:
+    model_id: str
+    dim: int
+    vector_table: str
+    last_rowid: int
+    started_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRow:
+    hash: str
+    owner: str
+    scopes: tuple[str, ...]
+    label: str | None
+    created_at: float
+    revoked_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class LaneRow:
+    owner: str
+    namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """A live or retired memory, without its derived parts (norm key, FTS row, vector)."""
+
+    id: str
+    owner: str
+    namespace: str
+    body: str
+    status: Literal["live", "retired"]
+    retired_into: str | None
+    source_job_id: str
+    occurrences: int
+    occurred_at: float | None
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionRow:
+    """A previous body of a memory, named by the memory's public id."""
+
+    owner: str
+    memory_id: str
+    body: str
+    decision: str
+    job_id: str | None
+    llm_model: str | None
+    guard: str | None
+    merged_ids: tuple[str, ...]
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class TombstoneRow:
+    """A forgotten memory, never its text. The fields after `forgotten_at` are the memory's
+    own bookkeeping, so an import can rebuild the emptied row that history and the journal
+    point at (None in files written before they were exported)."""
+
+    memory_id: str
+    owner: str
+    namespace: str
+    jobs: int
+    forgotten_at: float
+    source_job_id: str | None = None
+    retired_into: str | None = None
+    occurred_at: float | None = None
+    created_at: float | None = None
+    updated_at: float | None = None
+
+
+ImportRow = LaneRow | Job | MemoryRecord | RevisionRow | TombstoneRow
+
+
+Kind = Literal["lane", "job", "memory", "revision", "tombstone"]
+
+
+KINDS: tuple[Kind, ...] = ("lane", "job", "memory", "revision", "tombstone")
+
+
+@dataclass(slots=True)
+class ImportOutcome:
+    """What an import did. `to_forget`: (owner, memory id) of tombstones whose memory is
+    still present here; the caller forgets them through the service (which writes the tombstone)."""
+
+    added: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int] = field(default_factory=dict)
+    to_forget: list[tuple[str, str]] = field(default_factory=list)
+
+    def count(self, kind: str, added: bool) -> None:
+        target = self.added if added else self.skipped
+        target[kind] = target.get(kind, 0) + 1
+
+
+Severity = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    severity: Severity
+    code: str
+    detail: str
+    table: str | None = None
+    ref: str | None = None  # the row's public id (job id, memory id, revision id, lane id)
+
+    def line(self) -> str:
+        where = f"{self.table} {self.ref}: " if self.table and self.ref else f"{self.table}: " if self.table else ""
+        return f"{self.severity:<7} {self.code:<28} {where}{self.detail}"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCounts:
+    lanes: int
+    jobs: dict[str, int]  # by status
+    memories: dict[str, int]  # by status
+    vectors: int
+    revisions: int
+
+    def summary(self) -> str:
+        jobs = sum(self.jobs.values())
+        memories = sum(self.memories.values())
+        live = self.memories.get("live", 0)
+        return f"{jobs} jobs, {memories} memories ({live} live), {self.lanes} lanes"
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedText:
+    text: str
+    lane: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """bm25 per text (FTS5's sign: more negative is better; None when no query phrase occurs in
+    it), and what the texts add to the owner's live memories once curated."""
+
+    bm25: list[float | None]
+    keys: list[str]  # norm_key of each text
+    added_rows: int
+    added_chars: int
