@@ -47,7 +47,7 @@ async def run(db_path: Path, memories: int, queries: int) -> str:
     texts = speed_data.queries(11, 1_000_000, queries)
     async with service.running(worker=False):
         owner = settings.owner
-        lane = await service.db.read(job_store.lane_id, owner, NAMESPACE)
+        lane = await service.store.db.read(job_store.lane_id, owner, NAMESPACE)
         if lane is None:
             raise SystemExit(f"{db_path} has no lane {owner}/{NAMESPACE}: fill it with benchmarks.speed --db first")
         await service.recall(owner, "warm-up: load the model and the lane", limit=10)
@@ -62,7 +62,7 @@ async def run(db_path: Path, memories: int, queries: int) -> str:
             with transaction(conn):
                 _defer_newest(conn, lane, memories)
 
-        await service.db.write(defer)
+        await service.store.db.write(defer)
         counting = asyncio.get_running_loop().create_task(count_deferred(service))
         busy = []
         for query in texts[queries // 3 :]:
@@ -72,7 +72,7 @@ async def run(db_path: Path, memories: int, queries: int) -> str:
             await service.recall(owner, query, limit=10)
             busy.append((time.perf_counter() - started) * 1000)
         counted, counting_s = await counting
-        size = await service.db.read(
+        size = await service.store.db.read(
             lambda conn: conn.execute("SELECT live_count FROM lanes WHERE id = ?", (lane,)).fetchone()[0]
         )
 

@@ -150,7 +150,7 @@ async def remember_latency(
         if not worker:
             await run_worker(service, "remembered jobs", len(texts))
         else:
-            while await service.db.read(queued_count):
+            while await service.store.db.read(queued_count):
                 await asyncio.sleep(0.05)
     return ms
 
@@ -284,8 +284,8 @@ async def measure_size(
             args.curate_sample,
             args.raw_max,
         )
-        lane = await fill_service.db.read(job_store.lane_id, owner, NAMESPACE)
-        live = await fill_service.db.read(
+        lane = await fill_service.store.db.read(job_store.lane_id, owner, NAMESPACE)
+        live = await fill_service.store.db.read(
             lambda c: c.execute(
                 "SELECT COUNT(*) FROM memories WHERE lane_id = ? AND status = 'live'", (lane,)
             ).fetchone()[0]

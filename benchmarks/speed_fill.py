@@ -122,7 +122,7 @@ async def _progress(service: Any, label: str, total: int, every_s: float = 15.0)
     started = time.perf_counter()
     while True:
         await anyio.sleep(every_s)
-        left = await service.db.read(queued_count)
+        left = await service.store.db.read(queued_count)
         done = total - left
         rate = done / (time.perf_counter() - started)
         eta = left / rate if rate > 0 else float("inf")
@@ -146,7 +146,7 @@ async def count_deferred(service: Any) -> tuple[int, float]:
     (curation/deferred.py): work curation no longer waits for, timed apart and reported."""
     left = (await service.stats()).nominations_to_count
     started = time.perf_counter()
-    while await deferred.count_pass(service.db, service.settings.curation):
+    while await deferred.count_pass(service.store, service.settings.curation):
         pass
     return left, time.perf_counter() - started
 
@@ -178,7 +178,7 @@ async def grow(
     queue_started = time.perf_counter()
     for chunk in range(start, stop, QUEUE_CHUNK):
         texts = list(speed_data.facts(seed, chunk, min(stop, chunk + QUEUE_CHUNK)))
-        await service.db.write(_queue, owner, namespace, texts)
+        await service.store.db.write(_queue, owner, namespace, texts)
     queue_s = time.perf_counter() - queue_started
     log.info("queued %d jobs in %.1f s (%.0f/s)", added, queue_s, added / queue_s)
 
@@ -188,8 +188,8 @@ async def grow(
         bulk_s = await _bulk(service, embedder, owner, namespace, added - timed)
     # Jobs an interrupted earlier run left queued (a continued --db) are curated and timed
     # too; they are the facts just before these, so the raw sample stays the same texts.
-    lane = await service.db.read(job_store.lane_id, owner, namespace)
-    timed = await service.db.read(_queued_in_lane, lane)
+    lane = await service.store.db.read(job_store.lane_id, owner, namespace)
+    timed = await service.store.db.read(_queued_in_lane, lane)
 
     sampled = list(speed_data.facts(seed, stop - timed, stop))
     if len(sampled) > raw_max:  # evenly spaced, so the length mix is the same
@@ -202,7 +202,7 @@ async def grow(
     # A running worker keeps the lane's matrix in step batch by batch; the bulk loader did not,
     # so bring it up to date first (timed apart: a server pays this once, at its first search).
     sync_started = time.perf_counter()
-    await service.db.read(memories.lane_batch_search, lane)
+    await service.store.db.read(memories.lane_batch_search, lane)
     sync_s = time.perf_counter() - sync_started
     # Likewise the curation copies of the model (a server loads them at its first burst):
     # the timed part is the steady rate, not one load's.
@@ -230,7 +230,7 @@ async def grow(
         len(sampled),
     )
     decisions = dict(
-        await service.db.read(
+        await service.store.db.read(
             lambda conn: conn.execute(
                 "SELECT COALESCE(decision, status), COUNT(*) FROM remember_jobs WHERE namespace = ? GROUP BY 1",
                 (namespace,),
@@ -263,16 +263,16 @@ def _load_copies(embedder: Any) -> None:
 
 async def _bulk(service: Any, embedder: Any, owner: str, namespace: str, count: int) -> float:
     started = time.perf_counter()
-    await service.db.write(memories.ensure_vector_table, embedder.model_id, embedder.dim)
-    lane = await service.db.read(job_store.lane_id, owner, namespace)
+    await service.store.db.write(memories.ensure_vector_table, embedder.model_id, embedder.dim)
+    lane = await service.store.db.read(job_store.lane_id, owner, namespace)
     done = 0
     last_log = started
     while done < count:
-        batch = await service.db.read(job_store.next_batch, lane, min(BULK_EMBED, count - done), time.time())
+        batch = await service.store.db.read(job_store.next_batch, lane, min(BULK_EMBED, count - done), time.time())
         if not batch:
             break
         vectors = await anyio.to_thread.run_sync(embedder.embed_documents, [job.text for job in batch])
-        await service.db.write(_bulk_apply, batch, vectors, embedder.model_id)
+        await service.store.db.write(_bulk_apply, batch, vectors, embedder.model_id)
         done += len(batch)
         if time.perf_counter() - last_log > 15:
             last_log = time.perf_counter()

@@ -4,7 +4,7 @@ Each check is a plain function returning a `Check` (status, a one-line detail, a
 when not ok the fix); nothing here prints. `run_doctor` runs them in order, skipping
 what an earlier failure makes pointless, and works out the exact JSON an MCP client
 needs to start this installation. What the database engine can do and what a
-database holds come from the store's probes (`store.health`); here they are only
+database holds come from the store's probes (`store.probe_store`); here they are only
 explained, each with its fix.
 """
 
@@ -30,7 +30,8 @@ import anyio
 
 from .config import BUNDLED_MODEL, EmbeddingSettings, LLMSettings, Settings, user_data_dir
 from .errors import EmbeddingError
-from .store.sqlite.health import EngineHealth, Integrity, SchemaState, StoredVectors, probe
+from .store import probe_store
+from .store.sqlite.health import EngineHealth, Integrity, SchemaState, StoredVectors
 
 Status = Literal["ok", "warn", "fail", "skip"]
 
@@ -676,7 +677,7 @@ def check_client_command() -> Check:
 
 
 async def run_doctor(settings: Settings, *, created_now: bool = False) -> DoctorReport:
-    store = await anyio.to_thread.run_sync(probe, settings.db_path)
+    store = await anyio.to_thread.run_sync(probe_store, settings.db_path)
     engine, database = store.engine, store.database
     sqlite = check_sqlite(engine)
     checks: list[Check] = [check_python(), sqlite]

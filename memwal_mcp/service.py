@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -38,8 +37,7 @@ from .records import (
     RememberOutcome,
     UndoOutcome,
 )
-from .store.sqlite import Database, lifecycle, memories, reindex
-from .store.sqlite import jobs as job_store
+from .store import Store, StoreReader, open_store
 
 log = logging.getLogger(__name__)
 
@@ -72,10 +70,10 @@ class Stats:
 class MemoryService:
     def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
         self.settings = settings
-        self.db = Database(settings.db_path)
+        self._store = open_store(settings.db_path)
         self.embedder = LazyEmbedder(settings.embedding, embedder)
         self.worker = CurationWorker(
-            self.db,
+            self._store,
             self.embedder,
             settings.curation,
             self._progressed,
@@ -87,6 +85,12 @@ class MemoryService:
         self._unindexed = UnindexedVectors()  # vectors of queued facts, kept across recalls
         self._worker_task: asyncio.Task[None] | None = None
 
+    @property
+    def store(self) -> Store:
+        """The store contract, for the commands that move whole stores (export, import, check,
+        tokens): everything else goes through the service's own methods."""
+        return self._store
+
     # --- lifecycle -----------------------------------------------------------
 
     async def start(self, worker: bool = True) -> None:
@@ -95,14 +99,14 @@ class MemoryService:
         A plain asyncio task rather than a task group, so start() and close() may be
         called from different tasks (test fixtures, server lifespans) safely.
         """
-        await self.db.open()
+        await self._store.open()
         await self._check_model()
         if worker:
             self._worker_task = asyncio.get_running_loop().create_task(self.worker.run(), name="memwal-curation")
 
     async def _check_model(self) -> None:
         """Say at start-up, not at the first failing search, that the model changed."""
-        stored = await self.db.read(memories.vector_model)
+        stored = await self._store.read(lambda reader: reader.vector_model())
         configured = self.settings.embedding.model
         if stored is not None and self.settings.embedding.enabled and stored[0] != configured:
             log.warning(
@@ -121,7 +125,7 @@ class MemoryService:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.embedder.close()
-        await self.db.close()
+        await self._store.close()
 
     @asynccontextmanager
     async def running(self, worker: bool = True) -> AsyncIterator[MemoryService]:
@@ -157,7 +161,9 @@ class MemoryService:
         key = validation.idempotency_key(idempotency_key)
         wait = validation.wait_ms(wait_ms)
         when = validation.instant(occurred_at, "occurred_at")
-        job, replayed = await self.db.write(job_store.insert_job, owner, lane, body, key, time.time(), when)
+        job, replayed = await self._store.write(
+            lambda writer: writer.insert_job(owner, lane, body, key, time.time(), when)
+        )
         if replayed:
             differs = [
                 name
@@ -186,7 +192,7 @@ class MemoryService:
         wait = validation.wait_ms(wait_ms)
         deadline = time.monotonic() + wait / 1000
         while True:
-            found = await self.db.read(job_store.jobs_by_id, owner, ids)
+            found = await self._store.read(lambda reader: reader.jobs_by_id(owner, ids))
             missing = [i for i in ids if i not in found]
             if missing:
                 raise NotFound(f"no job with id {missing[0]!r}")
@@ -241,11 +247,15 @@ class MemoryService:
             min_relevance=recall.min_relevance,
             repeats_fold=self.settings.curation.enabled,
         )
-        hits = await search(self.db, embedder, lanes, params, pending, self._unindexed)
+        hits = await search(self._store, embedder, lanes, params, pending, self._unindexed)
         return RecallResult(text, count, scope, hits)
 
     async def _lanes(self, owner: str, scope: str) -> list[int]:
-        return [lane.id for lane in await self.db.read(job_store.owner_lanes, owner) if scope in ("*", lane.namespace)]
+        return [
+            lane.id
+            for lane in await self._store.read(lambda reader: reader.owner_lanes(owner))
+            if scope in ("*", lane.namespace)
+        ]
 
     async def forget_matches(self, owner: str, query: object, limit: object, namespace: object) -> list[ForgetMatch]:
         """What `forget --query` erases: of a recall's hits, only those the query really names --
@@ -258,7 +268,8 @@ class MemoryService:
             hit for hit in result.hits if hit.matched or (hit.cosine is not None and hit.cosine >= FORGET_MIN_COSINE)
         ]
         lanes = await self._lanes(owner, result.namespace)
-        copies = await self.db.read(lifecycle.copies_of, owner, lanes, [hit.key or norm_key(hit.text) for hit in named])
+        keys = [hit.key or norm_key(hit.text) for hit in named]
+        copies = await self._store.read(lambda reader: reader.copies_of(owner, lanes, keys))
         matches: list[ForgetMatch] = []
         for hit in named:
             key = hit.key or norm_key(hit.text)
@@ -271,14 +282,14 @@ class MemoryService:
         to be curated. True when some still are (the search then scores queued jobs itself).
 
         Polls cheap index lookups, not the queued texts: a backlog may hold megabytes."""
-        mark = await self.db.read(job_store.queued_mark, lanes)
+        mark = await self._store.read(lambda reader: reader.queued_mark(lanes))
         if mark is None:
             return False
         self.worker.hurry()
         deadline = time.monotonic() + self.settings.recall.read_your_writes_wait_ms / 1000
         while time.monotonic() < deadline:
             await self._wait_progress(deadline)
-            if not await self.db.read(job_store.queued_through, lanes, mark):
+            if not await self._store.read(lambda reader: reader.queued_through(lanes, mark)):
                 return False
         log.info("recall: remembered facts are not all curated yet; searching the queued text directly")
         return True
@@ -286,7 +297,7 @@ class MemoryService:
     # --- history ---------------------------------------------------------------
 
     async def history(self, owner: str, memory_id: object) -> History:
-        return await self.db.read(_history, owner, validation.memory_id(memory_id))
+        return await self._store.read(_history, owner, validation.memory_id(memory_id))
 
     # --- forget, undo, list ------------------------------------------------------
 
@@ -300,9 +311,9 @@ class MemoryService:
         When a reader's snapshot keeps the log from being emptied in time, the outcome says so
         (`wal_cleared`) and the database keeps retrying on a timer until the log is empty."""
         mid = validation.memory_id(memory_id)
-        done = await self.db.write(lifecycle.forget_memory, owner, mid, retired_too)
+        done = await self._store.write(lambda writer: writer.forget_memory(owner, mid, retired_too))
         if not done.wal_cleared:
-            self.db.owe_wal_truncation()
+            self._store.owe_erasure()
         if done.already:
             log.info("%s was already forgotten", mid)
         else:
@@ -312,7 +323,7 @@ class MemoryService:
 
     async def undo(self, owner: str, memory_id: object) -> UndoOutcome:
         mid = validation.memory_id(memory_id)
-        body, restored = await self.db.write(lifecycle.undo_last_change, owner, mid)
+        body, restored = await self._store.write(lambda writer: writer.undo_last_change(owner, mid))
         self.worker.wake()  # restored bodies need vectors
         return UndoOutcome(mid, body, restored)
 
@@ -323,9 +334,8 @@ class MemoryService:
         count = validation.limit(limit, 20)
         position = validation.cursor(cursor)
         start = validation.instant(since, "since")
-        rows = await self.db.read(
-            memories.list_memories, owner, None if scope == "*" else scope, position, start, count + 1
-        )
+        where = None if scope == "*" else scope
+        rows = await self._store.read(lambda reader: reader.list_memories(owner, where, position, start, count + 1))
         items = [
             MemoryItem(r.id, r.body, r.namespace, r.created_at, r.updated_at, r.occurred_at, r.occurrences)
             for r in rows[:count]
@@ -349,41 +359,45 @@ class MemoryService:
             raise EmbeddingError(
                 str(self.embedder.error) if self.embedder.error else "embeddings are disabled (model 'none')"
             )
-        state = await self.db.write(reindex.begin, embedder.model_id, embedder.dim)
+        state = await self._store.write(lambda writer: writer.reindex_begin(embedder.model_id, embedder.dim))
         mark = state.last_rowid
-        done = await self.db.read(reindex.done_upto, mark)
-        total = done + await self.db.read(reindex.remaining, mark)
-        while rows := await self.db.read(reindex.next_batch, mark, batch_size):
+        done = await self._store.read(lambda reader: reader.reindex_done_upto(mark))
+        total = done + await self._store.read(lambda reader: reader.reindex_remaining(mark))
+        while rows := await self._store.read(lambda reader: reader.reindex_batch(mark, batch_size)):
             vectors = await anyio.to_thread.run_sync(embedder.embed_documents, [body for _, _, body in rows])
-            mark = await self.db.write(
-                reindex.write_batch, state, [(rowid, lane, v) for (rowid, lane, _), v in zip(rows, vectors)]
-            )
+            items = [(pk, lane, vector) for (pk, lane, _), vector in zip(rows, vectors)]
+            mark = await self._store.write(lambda writer: writer.reindex_write(state, items))
             done += len(rows)
             total = max(total, done)  # memories added meanwhile
             if progress is not None:
                 progress(done, total)
-        result = await self.db.write(reindex.finish, state)
+        result = await self._store.write(lambda writer: writer.reindex_finish(state))
         self.worker.wake()
         return result
 
     # --- stats -----------------------------------------------------------------
 
     async def stats(self) -> Stats:
-        queue = await self.db.read(job_store.queue_counts)
-        counters = await self.db.read(memories.counters)
-        model = await self.db.read(memories.vector_model)
-        deferred = await self.db.read(memories.deferred_nomination_count)
-        return Stats(queue, counters, model, str(self.db.path), deferred)
+        def read(reader: StoreReader) -> Stats:
+            return Stats(
+                reader.queue_counts(),
+                reader.counters(),
+                reader.vector_model(),
+                self._store.location,
+                reader.deferred_nomination_count(),
+            )
+
+        return await self._store.read(read)
 
 
-def _history(conn: sqlite3.Connection, owner: str, memory_id: str) -> History:
-    found = memories.memory_by_id(conn, owner, memory_id)
+def _history(reader: StoreReader, owner: str, memory_id: str) -> History:
+    found = reader.memory_by_id(owner, memory_id)
     if found is None:
         raise NotFound(f"no memory with id {memory_id!r}")
     row, status, into = found
-    merged_from = memories.retired_into(conn, owner, memory_id)
-    revisions = memories.revisions(conn, row.pk)
-    jobs = job_store.jobs_for_memories(conn, owner, [memory_id, *merged_from])
+    merged_from = reader.retired_into(owner, memory_id)
+    revisions = reader.revisions(row.pk)
+    jobs = reader.jobs_for_memories(owner, [memory_id, *merged_from])
     return History(
         row.id, row.namespace, row.body, status, into, row.created_at, row.updated_at, revisions, jobs, merged_from
     )

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 
 from .config import AuthSettings
 from .errors import InvalidInput
-from .store.sqlite import Database
-from .store.sqlite import tokens as token_store
+from .store import Store
 
 log = logging.getLogger(__name__)
 
@@ -73,11 +72,11 @@ def parse_hash_prefix(text: str) -> str:
 
 
 class TokenRegistry:
-    def __init__(self, settings: AuthSettings, db: Database) -> None:
+    def __init__(self, settings: AuthSettings, store: Store) -> None:
         self._configured = {
             t.hash.lower(): Principal(t.owner, frozenset(t.scopes), t.hash.lower()) for t in settings.tokens
         }
-        self._db = db
+        self._store = store
         self._cache: dict[str, tuple[float, Principal | None]] = {}
         self._secured = bool(self._configured)
         self._served_open = False
@@ -89,7 +88,7 @@ class TokenRegistry:
             now = time.monotonic()
             if now - self._counted_at >= _CACHE_S:
                 self._counted_at = now
-                if await self._db.read(token_store.count_active) > 0:
+                if await self._store.read(lambda reader: reader.count_active_tokens()) > 0:
                     self._now_secured()
         if not self._secured:
             self._served_open = True  # so the change, when it comes, is logged
@@ -113,7 +112,7 @@ class TokenRegistry:
         now = time.monotonic()
         if cached and now - cached[0] < _CACHE_S:
             return cached[1]
-        row = await self._db.read(token_store.token_by_hash, digest)
+        row = await self._store.read(lambda reader: reader.token_by_hash(digest))
         found: Principal | None = (
             Principal(row.owner, frozenset(row.scopes), row.hash) if row and row.revoked_at is None else None
         )

@@ -63,7 +63,7 @@ async def live_bodies(svc: MemoryService, owner: str = "local") -> list[str]:
             )
         ]
 
-    return await svc.db.read(query)
+    return await svc.store.db.read(query)
 
 
 async def counters(svc: MemoryService) -> dict[str, int]:
@@ -71,7 +71,7 @@ async def counters(svc: MemoryService) -> dict[str, int]:
     with anyio.fail_after(15):
         while (await svc.stats()).nominations_to_count:
             await anyio.sleep(0.02)
-    return await svc.db.read(memory_store.counters)
+    return await svc.store.db.read(memory_store.counters)
 
 
 async def test_paraphrase_with_little_word_overlap_reaches_the_llm_with_both_bodies(make_settings, embedder):
@@ -233,7 +233,7 @@ async def _all_jobs(svc: MemoryService):
     def query(conn):
         return [r[0] for r in conn.execute("SELECT id FROM remember_jobs ORDER BY seq")]
 
-    ids = await svc.db.read(query)
+    ids = await svc.store.db.read(query)
     return await svc.status("local", ids)
 
 

@@ -25,7 +25,7 @@ async def _curate_queued(svc: MemoryService) -> None:
 
 
 async def _markers(svc: MemoryService) -> dict[str, int]:
-    return await svc.db.read(memory_store.counters)
+    return await svc.store.db.read(memory_store.counters)
 
 
 async def test_a_memory_is_searchable_before_its_nominees_are_counted_and_counted_once(make_settings, embedder):
@@ -41,10 +41,10 @@ async def test_a_memory_is_searchable_before_its_nominees_are_counted_and_counte
         assert (await svc.stats()).nominations_to_count == 3
         assert "curation_nominated" not in await _markers(svc)
 
-        pending = await svc.db.read(memory_store.deferred_nominations, 100)
+        pending = await svc.store.db.read(memory_store.deferred_nominations, 100)
         assert pending is not None
-        assert await deferred.count_pass(svc.db, settings.curation)
-        assert not await deferred.count_pass(svc.db, settings.curation)  # nothing left
+        assert await deferred.count_pass(svc.store, settings.curation)
+        assert not await deferred.count_pass(svc.store, settings.curation)  # nothing left
         marks = await _markers(svc)
         # LIGHT nominates DARK; DARK came first and DEPLOYS is like neither: one nominated job.
         assert marks["curation_nominated"] == 1 and marks["curation_nominee_no_llm_decision"] == 1
@@ -54,7 +54,7 @@ async def test_a_memory_is_searchable_before_its_nominees_are_counted_and_counte
         lane, items = pending
         rowids = [rowid for rowid, _ in items]
         found = {rowid: [(rowids[0], 0.9)] for rowid in rowids[1:]}
-        await svc.db.write(deferred.record_counts, items, found)
+        await svc.store.write(deferred.record_counts, items, found)
         assert await _markers(svc) == marks
 
 
@@ -69,7 +69,7 @@ async def test_a_memory_forgotten_before_it_is_counted_is_not_counted(make_setti
         await svc.forget("local", done.memory_id)
         assert (await svc.stats()).nominations_to_count == 1  # forget leaves no row behind: DARK's is left
 
-        assert await deferred.count_pass(svc.db, settings.curation)
+        assert await deferred.count_pass(svc.store, settings.curation)
         assert "curation_nominated" not in await _markers(svc)
         assert (await svc.stats()).nominations_to_count == 0
 

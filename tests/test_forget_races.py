@@ -48,7 +48,7 @@ async def _texts(svc: MemoryService, namespace: str = "*") -> list[str]:
 
 async def _errors(svc: MemoryService) -> list[str]:
     """What `memwal-mcp check` would call broken: erased jobs must agree with their memory."""
-    return [p.line() for p in await svc.db.read(find_problems) if p.severity == "error"]
+    return [p.line() for p in await svc.store.db.read(find_problems) if p.severity == "error"]
 
 
 async def test_a_repeat_queued_before_the_forget_is_erased_with_it(make_settings, embedder):

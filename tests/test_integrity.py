@@ -440,9 +440,9 @@ async def test_backup_while_a_service_writes_is_consistent_and_complete(service:
         tasks.start_soon(keep_remembering)
         while len(written) < 20:
             await anyio.sleep(0.005)
-        committed = await service.db.read(_job_ids)  # everything committed before the backup starts
+        committed = await service.store.db.read(_job_ids)  # everything committed before the backup starts
         during = len(written)
-        result = await anyio.to_thread.run_sync(lambda: backup_database(service.db.path, target))
+        result = await anyio.to_thread.run_sync(lambda: backup_database(service.store.db.path, target))
         during = len(written) - during
         stop.set()
 

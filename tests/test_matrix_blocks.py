@@ -21,7 +21,7 @@ def small_blocks(monkeypatch):
 def test_nearest_over_many_blocks_matches_a_plain_scan(small_blocks):
     rng = np.random.default_rng(3)
     dim = 8
-    lane = matrix._Lane(0, dim)
+    lane = matrix.LaneMatrix(0, dim)
     truth: dict[int, np.ndarray] = {}
     first = _unit(rng, 37, dim)  # a bulk load that ends inside the third block
     lane.reserve(20)  # a planned size that turns out too small
@@ -61,7 +61,7 @@ def test_nearest_over_many_blocks_matches_a_plain_scan(small_blocks):
 
 
 def test_growing_adds_blocks_without_copying_the_full_ones(small_blocks):
-    lane = matrix._Lane(0, 4)
+    lane = matrix.LaneMatrix(0, 4)
     lane.append(np.arange(40, dtype=np.int64), np.ones((40, 4), dtype=np.float32))
     full = [id(block) for block in lane.blocks[:2]]
     lane.put(1000, np.zeros(4, dtype=np.float32))
@@ -75,7 +75,7 @@ def test_a_lane_scanned_in_pieces_on_several_threads_scores_every_row(small_bloc
     monkeypatch.setattr(matrix, "SPLIT_ROWS", 10)
     rng = np.random.default_rng(5)
     vectors = _unit(rng, 101, 8)  # 6 full blocks and a partial one, cut again between threads
-    lane = matrix._Lane(0, 8)
+    lane = matrix.LaneMatrix(0, 8)
     lane.append(np.arange(101, dtype=np.int64), vectors)
     query = _unit(rng, 1, 8)[0]
     assert lane.scores(query) == pytest.approx(vectors @ query, abs=1e-6)
@@ -106,7 +106,7 @@ async def test_a_lane_read_by_chunks_holds_what_vec0_returns_row_by_row(make_set
     try:
         table, dim = conn.execute("SELECT vector_table, dim FROM embedding_meta").fetchone()
         (lane,) = conn.execute("SELECT id FROM lanes WHERE namespace = 'ops'").fetchone()
-        by_chunks = matrix._Lane(0, dim)
+        by_chunks = matrix.LaneMatrix(0, dim)
         assert matrix._load_chunks(conn, table, dim, lane, by_chunks) is True
         rows = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE lane_id = ?", (lane,)).fetchall()
         every = [rowid for (rowid,) in conn.execute("SELECT rowid FROM memories")]  # forgotten and other lane too
@@ -189,7 +189,7 @@ def test_a_rotated_lane_finds_exactly_the_nominees_a_plain_scan_finds(small_bloc
     centres = _unit(rng, 6, dim)  # clustered, like real embeddings: near-duplicates exist
     vectors = centres[rng.integers(0, 6, 300)] + 0.25 * rng.standard_normal((300, dim)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    lane = matrix._Lane(0, dim)
+    lane = matrix.LaneMatrix(0, dim)
     lane.append(np.arange(1, 201, dtype=np.int64), vectors[:200])
     lane.rotate()
     assert lane.basis is not None

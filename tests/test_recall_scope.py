@@ -173,7 +173,7 @@ async def test_a_namespace_recall_stays_in_it_even_if_the_lane_counts_drift(serv
         conn.execute("UPDATE lanes SET live_count = 0 WHERE owner = 'local' AND namespace = 'home'")
         conn.execute("UPDATE lanes SET live_count = 1000 WHERE owner = 'local' AND namespace = 'work'")
 
-    await service.db.write(drift)
+    await service.store.db.write(drift)
     for mode_query in ("March", "what happens in March"):
         work = await service.recall("local", mode_query, limit=10, namespace="work")
         assert [h.namespace for h in work.hits] == ["work"], work.hits

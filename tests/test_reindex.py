@@ -80,10 +80,12 @@ async def test_an_interrupted_reindex_resumes_and_the_old_index_answers_meanwhil
     # A reindex that stopped after its first batch of two.
     writer = MemoryService(make_settings(embedding={"model": other.model_id}), embedder=other)
     async with writer.running(worker=False):
-        state = await writer.db.write(reindex_store.begin, other.model_id, other.dim)
-        rows = await writer.db.read(reindex_store.next_batch, 0, 2)
+        state = await writer.store.db.write(reindex_store.begin, other.model_id, other.dim)
+        rows = await writer.store.db.read(reindex_store.next_batch, 0, 2)
         vectors = other.embed_documents([body for _, _, body in rows])
-        await writer.db.write(reindex_store.write_batch, state, [(r, l, v) for (r, l, _), v in zip(rows, vectors)])
+        await writer.store.db.write(
+            reindex_store.write_batch, state, [(r, l, v) for (r, l, _), v in zip(rows, vectors)]
+        )
 
     # Meanwhile a server on the original model still searches the old vectors.
     old = MemoryService(make_settings(), embedder=embedder)

@@ -520,7 +520,7 @@ async def test_one_body_the_model_refuses_does_not_hold_back_the_other_imported_
         # The refused body is set aside (not retried on every idle pass); the others get vectors.
         assert await wait_until_embedded(svc, None, stall_s=3) == 0
         marks = dict(
-            await svc.db.read(
+            await svc.store.db.read(
                 lambda conn: conn.execute("SELECT body, vector_model FROM memories WHERE status = 'live'").fetchall()
             )
         )
@@ -563,10 +563,10 @@ async def test_memory_json_entities_and_relations_import_once(service: MemorySer
     hits = (await service.recall("local", "where does John Smith work", limit=3, namespace="graph")).hits
     assert "John_Smith works_at Anthropic" in [h.text for h in hits]
 
-    before = table_counts(service.db.path)
+    before = table_counts(service.store.db.path)
     again = await import_file(service, path, owner="local", namespace="graph")
     assert again.added == {} and again.skipped == {"job": 3}
-    assert table_counts(service.db.path) == before
+    assert table_counts(service.store.db.path) == before
     # Another namespace is another import, not a reused key.
     elsewhere = await import_file(service, path, owner="local", namespace="other")
     assert elsewhere.added == {"job": 3}

@@ -437,7 +437,7 @@ async def everything(tmp_path_factory: pytest.TempPathFactory, embedder: FastEmb
                         found.setdefault(owner, []).append(memory)
                     return found
 
-                ids = await svc.db.read(all_ids)
+                ids = await svc.store.db.read(all_ids)
     return Everything(db, ids, forgotten)
 
 

@@ -26,7 +26,7 @@ async def stored_rows(svc: MemoryService) -> tuple[int, int]:
         mems = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
         return jobs, mems
 
-    return await svc.db.read(count)
+    return await svc.store.db.read(count)
 
 
 # --- the validation module directly ----------------------------------------------

@@ -358,7 +358,9 @@ async def test_a_job_whose_write_fails_is_rolled_back_alone(make_settings, embed
                 break
             await anyio.sleep(0.1)
         assert poison.status == "failed" and "poisoned row" in (poison.error or "")
-        bodies = await svc.db.read(lambda c: [r[0] for r in c.execute("SELECT body FROM memories ORDER BY rowid")])
+        bodies = await svc.store.db.read(
+            lambda c: [r[0] for r in c.execute("SELECT body FROM memories ORDER BY rowid")]
+        )
         assert bodies == ["The boiler is serviced in October", "The bins go out on Tuesday"]
         counters = await svc.stats()
         assert counters.counters.get("curation_created") == 2
@@ -391,7 +393,7 @@ async def test_a_worker_that_loses_its_lease_mid_lane_stops_and_leaves_the_rest_
                 conn.close()
 
     async with svc.running(worker=False):
-        worker = CurationWorker(svc.db, svc.embedder, settings.curation, steal_after_the_first_batch)
+        worker = CurationWorker(svc.store, svc.embedder, settings.curation, steal_after_the_first_batch)
         with anyio.fail_after(60):
             assert await worker.run_once() is True
     status = Counter(s for (s,) in rows(settings.db_path, "SELECT status FROM remember_jobs"))

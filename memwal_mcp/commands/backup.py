@@ -4,12 +4,9 @@ import argparse
 from dataclasses import asdict
 from pathlib import Path
 
-import anyio
-
 from ..errors import InvalidInput
 from ..service import MemoryService
-from ..store.sqlite.backup import backup_database
-from ..store.sqlite.integrity import summary_line
+from ..store.records import summary_line
 from .output import add_json_flag, emit
 
 NAME = "backup"
@@ -29,9 +26,7 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         raise InvalidInput(
             "backup cannot write to stdout ('-'): give a file name for the copy (e.g. ./memwal-backup.db)"
         )
-    result = await anyio.to_thread.run_sync(
-        lambda: backup_database(service.db.path, Path(args.path), force=args.force, verify=args.verify)
-    )
+    result = await service.store.backup(Path(args.path), force=args.force, verify=args.verify)
     failed = any(p.severity == "error" for p in result.problems)
     lines = [
         f"backed up {result.source} to {result.path} ({result.bytes / 1e6:.1f} MB, {result.counts.summary()})"

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import time
 from dataclasses import asdict
 
 from ..service import MemoryService
-from ..store.sqlite import integrity
+from ..store import StoreReader
+from ..store.records import Problem, StoreCounts, summary_line
 from .output import add_json_flag, emit
 
 NAME = "check"
@@ -22,25 +22,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_json_flag(parser)
 
 
-def _check(conn: sqlite3.Connection) -> tuple[list[integrity.Problem], integrity.StoreCounts, float | None]:
-    problems, counts = integrity.check_store(conn)
-    return problems, counts, integrity.created_at(conn)
+def _check(reader: StoreReader) -> tuple[list[Problem], StoreCounts, float | None]:
+    problems, counts = reader.check()
+    return problems, counts, reader.created_at()
 
 
 async def run(service: MemoryService, args: argparse.Namespace) -> None:
-    problems, counts, created = await service.db.read(_check)
+    problems, counts, created = await service.store.read(_check)
     if created is not None and created >= _STARTED:
         problems.insert(
             0,
-            integrity.Problem(
-                "error", "database_missing", f"there was no database at {service.db.path} (an empty one was created)"
+            Problem(
+                "error",
+                "database_missing",
+                f"there was no database at {service.store.location} (an empty one was created)",
             ),
         )
-    summary = integrity.summary_line(problems, counts)
+    summary = summary_line(problems, counts)
     failed = any(p.severity == "error" for p in problems)
     data = {
         "ok": not failed,
-        "database": str(service.db.path),
+        "database": service.store.location,
         "problems": [asdict(p) for p in problems],
         "counts": asdict(counts),
         "summary": summary,

@@ -69,13 +69,14 @@ async def diagnose(settings: Settings, args: argparse.Namespace, created_now: bo
 
 async def run_standalone(settings: Settings, args: argparse.Namespace) -> None:
     """Create and migrate the database as a first start would, but diagnose even when that fails."""
-    from ..store.sqlite import Database
+    from ..store import open_store
 
     path = settings.db_path.expanduser()
     existed = path.exists()
+    store = open_store(path)
     try:
-        async with Database(path):
-            pass
+        await store.open()
+        await store.close()
     except Exception:  # noqa: BLE001 - the database check below says what is wrong
         pass
     await diagnose(settings, args, created_now=not existed and path.exists())

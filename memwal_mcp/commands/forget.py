@@ -65,7 +65,7 @@ async def _settle(service: MemoryService, outs: list[ForgetOut]) -> list[ForgetO
     matches the files as this process leaves them."""
     if all(o.wal_cleared for o in outs):
         return outs
-    cleared = await service.db.settle_wal(WAL_FINAL_WAIT_MS)
+    cleared = await service.store.settle_erasure(WAL_FINAL_WAIT_MS)
     return [o.model_copy(update={"wal_cleared": o.wal_cleared or cleared}) for o in outs]
 
 

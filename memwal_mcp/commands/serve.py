@@ -69,7 +69,7 @@ async def serve(settings: Settings) -> None:
         from ..http_app import serve_http
 
         host, port = settings.server.host, settings.server.port
-        registry = TokenRegistry(settings.auth, service.db)
+        registry = TokenRegistry(settings.auth, service.store)
         if not await registry.secured():
             if not _is_loopback(host) and not settings.server.insecure_no_auth:
                 raise UnsafeConfiguration(

@@ -8,7 +8,6 @@ from datetime import datetime, timezone
 from .. import validation
 from ..errors import InvalidInput, NotFound
 from ..service import MemoryService
-from ..store.sqlite import tokens as token_store
 from ..tokens import hash_token, new_token, parse_hash_prefix, parse_scopes
 from .output import add_json_flag, emit
 
@@ -41,7 +40,7 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         scopes = parse_scopes(args.scope)
         token = new_token()
         digest = hash_token(token)
-        await service.db.write(token_store.insert_token, digest, owner, scopes, label)
+        await service.store.write(lambda writer: writer.insert_token(digest, owner, scopes, label))
         emit(args, {"token": token, "hash": digest, "owner": owner, "scopes": list(scopes)}, token)
         print(
             f"(owner {owner}, scopes {','.join(scopes)}; hash {digest}. "
@@ -50,7 +49,7 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
             file=sys.stderr,
         )
     elif args.token_action == "list":
-        rows = await service.db.read(token_store.list_tokens)
+        rows = await service.store.read(lambda reader: reader.list_tokens())
         emit(
             args,
             [asdict(row) for row in rows],
@@ -65,7 +64,7 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         )
     elif args.token_action == "revoke":
         prefix = parse_hash_prefix(args.hash_prefix)
-        matched = await service.db.write(token_store.revoke_token, prefix)
+        matched = await service.store.write(lambda writer: writer.revoke_token(prefix))
         if not matched:
             raise NotFound(f"no active token has a hash starting with {prefix}; `memwal-mcp token list` shows them")
         if len(matched) > 1:
@@ -74,7 +73,10 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
                 " give more of the hash, so that it names one token"
             )
         print(f"revoked {matched[0]}")
-        if not service.settings.auth.tokens and await service.db.read(token_store.count_active) == 0:
+        if (
+            not service.settings.auth.tokens
+            and await service.store.read(lambda reader: reader.count_active_tokens()) == 0
+        ):
             print(
                 "No active token is left: HTTP servers already running refuse every request until they "
                 "restart; restarted without tokens, one serves only on a loopback address or with --insecure-no-auth.",

@@ -11,7 +11,6 @@ memories created earlier in the same batch.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 from collections.abc import Sequence
 
@@ -19,9 +18,8 @@ import numpy as np
 
 from ..config import CurationSettings
 from ..normalize import norm_key
-from ..store.sqlite import jobs as job_store
-from ..store.sqlite import memories
-from ..store.sqlite.database import transaction
+from ..store import StoreReader, StoreWriter, VectorMatch
+from ..store.records import JobWithdrawn, QueuedJob
 from .evaluator import Evaluation, evaluate
 from .plan import MergePlan
 
@@ -32,8 +30,8 @@ class LeaseLost(Exception):
     """Another worker owns the lane now; stop without writing."""
 
 
-def _renew(conn: sqlite3.Connection, lane: int, holder: str, hold_s: float) -> None:
-    if not job_store.renew_lease(conn, lane, holder, time.time() + hold_s):
+def _renew(writer: StoreWriter, lane: int, holder: str, hold_s: float) -> None:
+    if not writer.renew_lease(lane, holder, time.time() + hold_s):
         raise LeaseLost(f"lease on lane {lane} lost")
 
 
@@ -43,16 +41,15 @@ def log_markers(markers: Sequence[str], job_id: str, memory_id: str, reason: str
 
 
 def _create(
-    conn: sqlite3.Connection, job: job_store.QueuedJob, vector: np.ndarray | None, model_id: str | None, now: float
+    writer: StoreWriter, job: QueuedJob, vector: np.ndarray | None, model_id: str | None, now: float
 ) -> tuple[str, list[str]]:
-    return _create_row(conn, job, vector, model_id, now)[1:]
+    return _create_row(writer, job, vector, model_id, now)[1:]
 
 
 def _create_row(
-    conn: sqlite3.Connection, job: job_store.QueuedJob, vector: np.ndarray | None, model_id: str | None, now: float
+    writer: StoreWriter, job: QueuedJob, vector: np.ndarray | None, model_id: str | None, now: float
 ) -> tuple[int, str, list[str]]:
-    rowid, memory_id = memories.create_memory(
-        conn,
+    rowid, memory_id = writer.create_memory(
         owner=job.owner,
         namespace=job.namespace,
         lane=job.lane_id,
@@ -69,17 +66,17 @@ def _create_row(
 
 
 def curate_until_llm(
-    conn: sqlite3.Connection,
+    writer: StoreWriter,
     *,
     lane: int,
     holder: str,
     settings: CurationSettings,
     llm_hold_s: float,
-    batch: Sequence[job_store.QueuedJob],
+    batch: Sequence[QueuedJob],
     vectors: dict[str, np.ndarray],
     model_id: str | None,
     llm_available: bool,
-    nearest: dict[str, list[tuple[int, float]]] | None = None,
+    nearest: dict[str, list[VectorMatch]] | None = None,
 ) -> tuple[int, Evaluation | None]:
     """Curate jobs in order until one needs the LLM.
 
@@ -92,49 +89,45 @@ def curate_until_llm(
     """
     logged: list[tuple[list[str], str, str, str]] = []
     stopped: tuple[int, Evaluation] | None = None
-    with transaction(conn):
-        _renew(conn, lane, holder, settings.lease_s)
+    with writer.transaction():
+        _renew(writer, lane, holder, settings.lease_s)
         nominate = (
-            _BatchNominations(conn, lane, batch, vectors, settings, nearest)
+            _BatchNominations(writer, lane, batch, vectors, settings, nearest)
             if settings.enabled and llm_available
             else None
         )
         for index, job in enumerate(batch):
-            conn.execute("SAVEPOINT job")
             try:
-                candidates = nominate.candidates(job.id) if nominate else None
-                evaluation = evaluate(conn, lane, job.text, vectors.get(job.id), settings, llm_available, candidates)
-                if evaluation.action == "ask_llm":
-                    conn.execute("RELEASE job")
-                    _renew(conn, lane, holder, llm_hold_s)  # keep the lane while the LLM thinks
-                    stopped = (index, evaluation)
-                    break
-                now = time.time()
-                if evaluation.action == "occurrence":
-                    assert evaluation.target_rowid is not None and evaluation.target_id is not None
-                    memories.add_occurrence(conn, evaluation.target_rowid, now)
-                    memory_id, markers = evaluation.target_id, ["curation_occurrence"]
-                    decision = "occurrence"
-                else:
-                    rowid, memory_id, markers = _create_row(conn, job, vectors.get(job.id), model_id, now)
-                    decision = "created"
-                    if evaluation.count_later:
-                        memories.defer_nominations(conn, rowid, lane, job.id)
-                markers = [*evaluation.markers, *markers]
-                job_store.mark_done(conn, job.id, decision, memory_id, now)
-                memories.bump_counters(conn, markers)
-                conn.execute("RELEASE job")
+                with writer.savepoint():
+                    candidates = nominate.candidates(job.id) if nominate else None
+                    evaluation = evaluate(
+                        writer, lane, job.text, vectors.get(job.id), settings, llm_available, candidates
+                    )
+                    if evaluation.action == "ask_llm":
+                        _renew(writer, lane, holder, llm_hold_s)  # keep the lane while the LLM thinks
+                        stopped = (index, evaluation)
+                        break
+                    now = time.time()
+                    if evaluation.action == "occurrence":
+                        assert evaluation.target_rowid is not None and evaluation.target_id is not None
+                        writer.add_occurrence(evaluation.target_rowid, now)
+                        memory_id, markers = evaluation.target_id, ["curation_occurrence"]
+                        decision = "occurrence"
+                    else:
+                        rowid, memory_id, markers = _create_row(writer, job, vectors.get(job.id), model_id, now)
+                        decision = "created"
+                        if evaluation.count_later:
+                            writer.defer_nominations(rowid, lane, job.id)
+                    markers = [*evaluation.markers, *markers]
+                    writer.mark_done(job.id, decision, memory_id, now)
+                    writer.bump_counters(markers)
                 if decision == "created" and nominate is not None:
                     nominate.created(rowid, vectors.get(job.id))
-            except job_store.JobWithdrawn:  # a forget erased it meanwhile: write nothing of it
-                conn.execute("ROLLBACK TO job")
-                conn.execute("RELEASE job")
+            except JobWithdrawn:  # a forget erased it meanwhile: its savepoint wrote nothing of it
                 continue
             except Exception as exc:  # one bad job must not stall its lane: retry it later
-                conn.execute("ROLLBACK TO job")
-                conn.execute("RELEASE job")
                 log.exception("curation of job %s failed", job.id)
-                _reschedule(conn, job, f"{type(exc).__name__}: {exc}", settings.max_attempts)
+                _reschedule(writer, job, f"{type(exc).__name__}: {exc}", settings.max_attempts)
                 continue
             logged.append((markers, job.id, memory_id, evaluation.reason))
     for entry in logged:  # after the commit: only what is really written is logged
@@ -151,18 +144,18 @@ class _BatchNominations:
 
     def __init__(
         self,
-        conn: sqlite3.Connection,
+        writer: StoreWriter,
         lane: int,
-        batch: Sequence[job_store.QueuedJob],
+        batch: Sequence[QueuedJob],
         vectors: dict[str, np.ndarray],
         settings: CurationSettings,
-        nearest: dict[str, list[tuple[int, float]]] | None = None,
+        nearest: dict[str, list[VectorMatch]] | None = None,
     ) -> None:
         k = settings.nominator_k
         if nearest is None:
             ids = [job.id for job in batch if job.id in vectors]
             found = (
-                memories.knn_many(conn, lane, np.stack([vectors[i] for i in ids]), k, settings.nominator_threshold)
+                writer.vector_search(lane)(np.stack([vectors[i] for i in ids]), k, settings.nominator_threshold)
                 if ids
                 else []
             )
@@ -172,11 +165,11 @@ class _BatchNominations:
         self._k = k
         self._fresh: list[tuple[int, np.ndarray]] = []
 
-    def candidates(self, job_id: str) -> list[tuple[int, float]] | None:
+    def candidates(self, job_id: str) -> list[VectorMatch] | None:
         vector = self._vectors.get(job_id)
         if vector is None:
             return None
-        fresh = [(rowid, float(other @ vector)) for rowid, other in self._fresh]
+        fresh = [VectorMatch(pk, float(other @ vector)) for pk, other in self._fresh]
         return sorted(self._before.get(job_id, []) + fresh, key=lambda c: -c[1])[: self._k]
 
     def created(self, rowid: int, vector: np.ndarray | None) -> None:
@@ -185,12 +178,12 @@ class _BatchNominations:
 
 
 def apply_plan(
-    conn: sqlite3.Connection,
+    writer: StoreWriter,
     *,
     lane: int,
     holder: str,
     settings: CurationSettings,
-    job: job_store.QueuedJob,
+    job: QueuedJob,
     evaluation: Evaluation,
     plan: MergePlan,
     vector: np.ndarray | None,
@@ -199,32 +192,31 @@ def apply_plan(
 ) -> None:
     """Write what the LLM decided (as planned by MergeGuard) for one job."""
     try:
-        with transaction(conn):
-            _renew(conn, lane, holder, settings.lease_s)
+        with writer.transaction():
+            _renew(writer, lane, holder, settings.lease_s)
             now = time.time()
             markers = [*evaluation.markers, *plan.markers]
             # The LLM judged the bodies it was shown. If any of them was forgotten or changed
             # meanwhile (forget, undo), the plan is stale: writing it would bring forgotten text
             # back or drop the new body, so the proposal is created on its own instead.
             shown = ((plan.target,) if plan.target else ()) + plan.retire
-            live = memories.memories_by_rowid(conn, [n.rowid for n in shown])
+            live = writer.memories_by_pk([n.rowid for n in shown])
             stale = not all(n.rowid in live and live[n.rowid].body == n.body for n in shown)
             if stale:
                 markers = [m for m in markers if not m.startswith("curation_guard_")] + ["curation_decision_stale"]
             if plan.kind == "create" or stale:
                 # `vector` is the merged body's for a merge, the proposal's otherwise.
-                memory_id, created = _create(conn, job, vector if plan.kind != "merge" else None, model_id, now)
+                memory_id, created = _create(writer, job, vector if plan.kind != "merge" else None, model_id, now)
                 markers += created
                 decision = "created"
             elif plan.kind == "skip":
                 assert plan.target is not None
-                memories.add_occurrence(conn, plan.target.rowid, now)
+                writer.add_occurrence(plan.target.rowid, now)
                 memory_id, decision = plan.target.id, "skipped"
             else:
                 assert plan.target is not None and plan.body is not None
-                memories.replace_body(
-                    conn,
-                    rowid=plan.target.rowid,
+                writer.replace_body(
+                    pk=plan.target.rowid,
                     lane=lane,
                     body=plan.body,
                     key=norm_key(plan.body),
@@ -238,30 +230,28 @@ def apply_plan(
                     now=now,
                 )
                 for nominee in plan.retire:
-                    memories.retire(conn, nominee.rowid, plan.target.id, now)
+                    writer.retire(nominee.rowid, plan.target.id, now)
                 memory_id, decision = plan.target.id, plan.decision
-            job_store.mark_done(conn, job.id, decision, memory_id, now)
-            memories.bump_counters(conn, markers)
+            writer.mark_done(job.id, decision, memory_id, now)
+            writer.bump_counters(markers)
     except LeaseLost:
         raise
-    except job_store.JobWithdrawn:  # a forget erased it while the LLM thought: write nothing of it
+    except JobWithdrawn:  # a forget erased it while the LLM thought: write nothing of it
         log.info("job %s was forgotten while it was curated; its outcome is dropped", job.id)
         return
     except Exception as exc:
         log.exception("applying the curation decision for job %s failed", job.id)
-        record_failures(conn, [job], f"{type(exc).__name__}: {exc}", settings.max_attempts)
+        record_failures(writer, [job], f"{type(exc).__name__}: {exc}", settings.max_attempts)
         return
     log_markers(markers, job.id, memory_id, f"{evaluation.reason}; {plan.reason}")
 
 
-def needs_vector(
-    conn: sqlite3.Connection, lane: int, batch: Sequence[job_store.QueuedJob], curation_enabled: bool
-) -> list[str]:
+def needs_vector(reader: StoreReader, lane: int, batch: Sequence[QueuedJob], curation_enabled: bool) -> list[str]:
     """Ids of the jobs that may create a memory (so need a vector): not exact repeats."""
     if not curation_enabled:
         return [job.id for job in batch]
     keys = {job.id: norm_key(job.text) for job in batch}
-    existing = memories.live_norm_keys(conn, lane, keys.values())
+    existing = reader.live_norm_keys(lane, keys.values())
     wanted: list[str] = []
     seen: set[str] = set()
     for job in batch:
@@ -277,19 +267,17 @@ def retry_delay_s(attempts_so_far: int) -> float:
     return min(60.0, 0.5 * 2**attempts_so_far)
 
 
-def record_failures(
-    conn: sqlite3.Connection, batch: Sequence[job_store.QueuedJob], error: str, max_attempts: int
-) -> None:
+def record_failures(writer: StoreWriter, batch: Sequence[QueuedJob], error: str, max_attempts: int) -> None:
     """Count a failed attempt for each job: back to the queue with backoff, or failed for good."""
-    with transaction(conn):
+    with writer.transaction():
         for job in batch:
-            _reschedule(conn, job, error, max_attempts)
+            _reschedule(writer, job, error, max_attempts)
 
 
-def _reschedule(conn: sqlite3.Connection, job: job_store.QueuedJob, error: str, max_attempts: int) -> None:
+def _reschedule(writer: StoreWriter, job: QueuedJob, error: str, max_attempts: int) -> None:
     now = time.time()
     final = job.attempts + 1 >= max_attempts
     retry_at = None if final else now + retry_delay_s(job.attempts)
-    job_store.mark_attempt_failed(conn, job.id, error, retry_at, now)
+    writer.mark_attempt_failed(job.id, error, retry_at, now)
     if final:
         log.error("job %s failed after %d attempts: %s", job.id, job.attempts + 1, error)

@@ -12,64 +12,62 @@ created before it (a smaller rowid), as they were when its job was curated inlin
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 import anyio
 import numpy as np
 
 from ..config import CurationSettings
-from ..store.sqlite import Database, memories
-from ..store.sqlite.database import transaction
+from ..store import Store, StoreWriter, VectorMatch
 from .apply import log_markers
 
 # Hits asked of the scan beyond k: newer memories among them are not nominees.
 _NEWER_SLACK = 4
 
-Found = dict[int, list[tuple[int, float]]]
+Found = dict[int, list[VectorMatch]]
 
 
-async def count_pass(db: Database, settings: CurationSettings) -> bool:
+async def count_pass(store: Store, settings: CurationSettings) -> bool:
     """Count the nominees of up to a curation batch of deferred memories of one lane; False
     when none wait. The worker looks for due jobs between passes, so a job queued meanwhile
     waits for one pass at most. A pass is a scan of the lane, most of it fixed cost: at 1M,
     16 memories took 121 ms, 32 took 170 ms and 64 took 237 ms (the curation batch: 245/s)."""
-    pending = await db.read(memories.deferred_nominations, settings.batch_size)
+    pending = await store.read(lambda reader: reader.deferred_nominations(settings.batch_size))
     if pending is None:
         return False
     lane, items = pending
-    vectors = await db.read(memories.lane_vectors_of, lane, [rowid for rowid, _ in items])
+    vectors = await store.read(lambda reader: reader.vectors_of(lane, [pk for pk, _ in items]))
     found: Found = {}
     if vectors:
-        search = await db.read(memories.lane_batch_search, lane)
+        search = await store.read(lambda reader: reader.vector_search(lane))
         rowids = list(vectors)
         k = settings.nominator_k
         hits = await anyio.to_thread.run_sync(
             search, np.stack([vectors[r] for r in rowids]), k * _NEWER_SLACK, settings.nominator_threshold
         )
         found = {rowid: older_nominees(rowid, near, k) for rowid, near in zip(rowids, hits)}
-    await db.write(record_counts, items, found)
+    await store.write(record_counts, items, found)
     return True
 
 
-def older_nominees(rowid: int, near: Sequence[tuple[int, float]], k: int) -> list[tuple[int, float]]:
+def older_nominees(rowid: int, near: Sequence[VectorMatch], k: int) -> list[VectorMatch]:
     """The k best hits created before this memory (itself and later ones excluded)."""
-    return [(other, score) for other, score in near if other < rowid][:k]
+    return [match for match in near if match.pk < rowid][:k]
 
 
-def record_counts(conn: sqlite3.Connection, items: Sequence[tuple[int, str]], found: Found) -> None:
+def record_counts(writer: StoreWriter, items: Sequence[tuple[int, str]], found: Found) -> None:
     """Bump the markers of the memories still deferred (another process may have counted some)
     and take them off the list, in one transaction; log them after the commit."""
     logged: list[tuple[list[str], str, str, str]] = []
-    with transaction(conn):
-        taken = memories.take_deferred_nominations(conn, [rowid for rowid, _ in items])
-        live = memories.memories_by_rowid(conn, [rowid for rowid, _ in items if found.get(rowid)])
+    with writer.transaction():
+        taken = writer.take_deferred_nominations([rowid for rowid, _ in items])
+        live = writer.memories_by_pk([rowid for rowid, _ in items if found.get(rowid)])
         for rowid, job_id in items:
             nominees = found.get(rowid)
             if rowid not in taken or not nominees or rowid not in live:
                 continue
             markers = ["curation_nominated", "curation_nominee_no_llm_decision"]
-            memories.bump_counters(conn, markers)
+            writer.bump_counters(markers)
             why = f"{len(nominees)} nominee(s), top cosine {nominees[0][1]:.3f}; no LLM configured (counted after)"
             logged.append((markers, job_id, live[rowid].id, why))
     for entry in logged:

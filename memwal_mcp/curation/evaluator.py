@@ -15,7 +15,6 @@ Similarity alone never folds anything.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,7 +22,7 @@ import numpy as np
 
 from ..config import CurationSettings
 from ..normalize import norm_key, normalize_text
-from ..store.sqlite import memories
+from ..store import StoreReader, VectorMatch
 from .nominator import lexical_nominees, vector_nominees
 from .prompt import Nominee
 
@@ -42,18 +41,18 @@ class Evaluation:
 
 
 def evaluate(
-    conn: sqlite3.Connection,
+    reader: StoreReader,
     lane: int,
     text: str,
     vector: np.ndarray | None,
     settings: CurationSettings,
     llm_available: bool,
-    candidates: list[tuple[int, float]] | None = None,
+    candidates: list[VectorMatch] | None = None,
 ) -> Evaluation:
     if not settings.enabled:
         return Evaluation("create", "curation disabled")
     wanted = normalize_text(text)
-    for rowid, memory_id, body in memories.live_by_norm_key(conn, lane, norm_key(text)):
+    for rowid, memory_id, body in reader.live_by_norm_key(lane, norm_key(text)):
         if normalize_text(body) == wanted:  # the key is a hash: confirm on the text itself
             return Evaluation("occurrence", "exact normalized-text match", rowid, memory_id)
 
@@ -61,9 +60,9 @@ def evaluate(
         return Evaluation("create", "no LLM configured; nominees counted later", count_later=True)
     markers: list[str] = []
     if vector is not None:
-        nominees = vector_nominees(conn, lane, vector, settings.nominator_k, settings.nominator_threshold, candidates)
+        nominees = vector_nominees(reader, lane, vector, settings.nominator_k, settings.nominator_threshold, candidates)
     else:
-        nominees = lexical_nominees(conn, lane, text)
+        nominees = lexical_nominees(reader, lane, text)
         markers.append("curation_nominator_degraded")
     if not nominees:
         return Evaluation("create", "no nominee", markers=tuple(markers))

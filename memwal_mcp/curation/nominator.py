@@ -7,14 +7,13 @@ evaluated), cosine >= threshold. Without one: a degraded lexical path over FTS5.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 import numpy as np
 
 from ..embedding import readable
 from ..recall.lexical import query_tokens
-from ..store.sqlite import fts, memories
+from ..store import StoreReader, VectorMatch
 from .prompt import Nominee
 
 LEXICAL_TERMS = 8
@@ -22,9 +21,9 @@ LEXICAL_MIN_CHARS = 3
 LEXICAL_LIMIT = 5
 
 
-def _hydrate(conn: sqlite3.Connection, lane: int, scored: Sequence[tuple[int, float | None]]) -> list[Nominee]:
+def _hydrate(reader: StoreReader, lane: int, scored: Sequence[tuple[int, float | None]]) -> list[Nominee]:
     """Live memories of this lane only: a merge never crosses namespaces, whatever an index returned."""
-    rows = memories.memories_by_rowid(conn, [rowid for rowid, _ in scored])
+    rows = reader.memories_by_pk([rowid for rowid, _ in scored])
     return [
         Nominee(rowid, rows[rowid].id, rows[rowid].body, score)
         for rowid, score in scored
@@ -33,33 +32,32 @@ def _hydrate(conn: sqlite3.Connection, lane: int, scored: Sequence[tuple[int, fl
 
 
 def vector_nominees(
-    conn: sqlite3.Connection,
+    reader: StoreReader,
     lane: int,
     vector: np.ndarray,
     k: int,
     threshold: float,
-    candidates: list[tuple[int, float]] | None = None,
+    candidates: list[VectorMatch] | None = None,
 ) -> list[Nominee]:
     """The k most similar live memories at or above the threshold. `candidates` (rowid, cosine),
     when given, were computed for a whole batch at once and replace the kNN query. A text the
     model cannot read has the zero vector: it resembles nothing, whatever the threshold."""
     if not readable(vector):
         return []
-    found = memories.knn(conn, lane, vector, k) if candidates is None else candidates
+    found = reader.vector_search(lane)(vector[None], k)[0] if candidates is None else candidates
     scored = sorted(((rowid, sim) for rowid, sim in found if sim >= threshold), key=lambda c: -c[1])[:k]
-    return _hydrate(conn, lane, scored)
+    return _hydrate(reader, lane, scored)
 
 
 def lexical_terms(text: str) -> list[str]:
     return [t for t in query_tokens(text, max_terms=256) if len(t) >= LEXICAL_MIN_CHARS][:LEXICAL_TERMS]
 
 
-def lexical_nominees(conn: sqlite3.Connection, lane: int, text: str) -> list[Nominee]:
+def lexical_nominees(reader: StoreReader, lane: int, text: str) -> list[Nominee]:
     terms = lexical_terms(text)
     if not terms:
         return []
-    match = " OR ".join(f'"{term}"' for term in terms)
     scored: list[tuple[int, float | None]] = [
-        (rowid, None) for rowid, _ in fts.search(conn, [lane], match, LEXICAL_LIMIT)[0]
+        (pk, None) for pk, _ in reader.text_search([lane], terms, LEXICAL_LIMIT)[0]
     ]
-    return _hydrate(conn, lane, scored)
+    return _hydrate(reader, lane, scored)

@@ -21,8 +21,9 @@ from ..concurrently import side_by_side
 from ..config import CurationSettings
 from ..embedding import Embedder, LazyEmbedder, background_embed
 from ..errors import EmbeddingError
-from ..store.sqlite import Database, memories
-from ..store.sqlite import jobs as job_store
+from ..store import Store, VectorMatch
+from ..store.leases import lease_holder_id
+from ..store.records import QueuedJob
 from .apply import LeaseLost, apply_plan, curate_until_llm, needs_vector, record_failures
 from .deferred import count_pass
 from .evaluator import Evaluation
@@ -31,7 +32,7 @@ from .plan import MergePlan, plan_outcome
 
 log = logging.getLogger("memwal_mcp.curation")
 K = TypeVar("K")
-Prepared = tuple[list[job_store.QueuedJob], dict[str, np.ndarray]]
+Prepared = tuple[list[QueuedJob], dict[str, np.ndarray]]
 # Batches being embedded at once while one is curated: the next one, and one more, so the
 # embedding copies never wait for a batch to be claimed and checked.
 LOOKAHEAD = 2
@@ -48,7 +49,7 @@ MAX_DEFER_S = 0.1
 class CurationWorker:
     def __init__(
         self,
-        db: Database,
+        store: Store,
         embedder: LazyEmbedder,
         settings: CurationSettings,
         on_progress: Callable[[], None] = lambda: None,
@@ -56,7 +57,7 @@ class CurationWorker:
         llm_timeout_s: float = 10.0,
         max_body_bytes: int = 65536,
     ) -> None:
-        self._db = db
+        self._store = store
         self._max_body_bytes = max_body_bytes
         self._decider = decider
         self._llm_timeout_s = llm_timeout_s
@@ -65,7 +66,7 @@ class CurationWorker:
         self._on_progress = on_progress
         self._wake = anyio.Event()
         self._hurry = False
-        self.holder = job_store.lease_holder_id()
+        self.holder = lease_holder_id()
         self._vector_model: str | None = None
         self._vector_error: EmbeddingError | None = None
 
@@ -99,7 +100,7 @@ class CurationWorker:
     async def _count_deferred(self) -> bool:
         """One pass of counting nominees left for later (curation/deferred.py); False if none wait."""
         try:
-            return await count_pass(self._db, self._settings)
+            return await count_pass(self._store, self._settings)
         except Exception:  # only counters: a broken pass must not stop curation
             log.exception("counting deferred nominations failed")
             return False
@@ -117,8 +118,10 @@ class CurationWorker:
     async def run_once(self) -> bool:
         """Curate one lane (all its due jobs); False when there was nothing to do."""
         lane = None
-        if await self._db.read(job_store.has_due_jobs, time.time()):
-            lane = await self._db.write(job_store.claim_lane, self.holder, self._settings.lease_s, time.time())
+        if await self._store.read(lambda reader: reader.has_due_jobs(time.time())):
+            lane = await self._store.write(
+                lambda writer: writer.claim_lane(self.holder, self._settings.lease_s, time.time())
+            )
         if lane is None:
             return await self._embed_backlog()
         try:
@@ -126,7 +129,7 @@ class CurationWorker:
         except LeaseLost:
             log.warning("lost the lease on lane %s/%s; another worker took over", lane.owner, lane.namespace)
         finally:
-            await self._db.write(job_store.release_lease, lane.id, self.holder)
+            await self._store.write(lambda writer: writer.release_lease(lane.id, self.holder))
         return True
 
     async def _curate_lane(self, lane: int) -> None:
@@ -151,7 +154,7 @@ class CurationWorker:
         pending: deque[tuple[anyio.Event, list[Prepared]]] = deque()
         errors: list[Exception] = []
 
-        async def prepare(batch: list[job_store.QueuedJob], done: anyio.Event, out: list[Prepared]) -> None:
+        async def prepare(batch: list[QueuedJob], done: anyio.Event, out: list[Prepared]) -> None:
             try:
                 out.append(await self._prepare(lane, batch))
             except Exception as exc:  # noqa: BLE001 -- raised by _feed, unwrapped
@@ -163,7 +166,7 @@ class CurationWorker:
             async with anyio.create_task_group() as tg:
                 try:
                     while not errors:
-                        batch = await self._db.read(job_store.next_batch, lane, size, time.time(), after)
+                        batch = await self._store.read(lambda reader: reader.next_batch(lane, size, time.time(), after))
                         if batch:
                             after = batch[-1].seq
                             pending.append((anyio.Event(), []))
@@ -183,28 +186,28 @@ class CurationWorker:
         if errors:
             raise errors[0]
 
-    async def _prepare(
-        self, lane: int, batch: list[job_store.QueuedJob]
-    ) -> tuple[list[job_store.QueuedJob], dict[str, np.ndarray]]:
+    async def _prepare(self, lane: int, batch: list[QueuedJob]) -> tuple[list[QueuedJob], dict[str, np.ndarray]]:
         """Embed what the batch needs; jobs whose text cannot be embedded are recorded as
         failed attempts and left out. Nominations wait for `_curate`: they must see the
         memories the batch before this one created."""
         vectors: dict[str, np.ndarray] = {}
         embedder = await self._vector_embedder()
         if embedder is not None:
-            wanted = set(await self._db.read(needs_vector, lane, batch, self._settings.enabled))
+            wanted = set(await self._store.read(needs_vector, lane, batch, self._settings.enabled))
             vectors, failed = await self._embed_each(
                 embedder, [(job.id, job.text) for job in batch if job.id in wanted]
             )
             if failed:
                 by_id = {job.id: job for job in batch}
                 for error, ids in failed.items():
-                    await self._db.write(record_failures, [by_id[i] for i in ids], error, self._settings.max_attempts)
+                    await self._store.write(
+                        record_failures, [by_id[i] for i in ids], error, self._settings.max_attempts
+                    )
                 failed_ids = {i for ids in failed.values() for i in ids}
                 batch = [job for job in batch if job.id not in failed_ids]
         return batch, vectors
 
-    async def _curate(self, lane: int, batch: list[job_store.QueuedJob], vectors: dict[str, np.ndarray]) -> None:
+    async def _curate(self, lane: int, batch: list[QueuedJob], vectors: dict[str, np.ndarray]) -> None:
         settings = self._settings
         embedder = await self._vector_embedder()
         model_id = embedder.model_id if embedder else None
@@ -215,9 +218,9 @@ class CurationWorker:
 
         remaining = batch
         while remaining:
-            consumed, evaluation = await self._db.write(
-                lambda conn: curate_until_llm(
-                    conn,
+            consumed, evaluation = await self._store.write(
+                lambda writer: curate_until_llm(
+                    writer,
                     lane=lane,
                     holder=self.holder,
                     settings=settings,
@@ -243,9 +246,9 @@ class CurationWorker:
                     vector = None
             elif plan.kind == "merge":
                 vector = None
-            await self._db.write(
-                lambda conn: apply_plan(
-                    conn,
+            await self._store.write(
+                lambda writer: apply_plan(
+                    writer,
                     lane=lane,
                     holder=self.holder,
                     settings=settings,
@@ -260,7 +263,7 @@ class CurationWorker:
             self._on_progress()
             remaining = remaining[consumed + 1 :]
 
-    async def _plan(self, job: job_store.QueuedJob, evaluation: Evaluation) -> MergePlan:
+    async def _plan(self, job: QueuedJob, evaluation: Evaluation) -> MergePlan:
         """What the LLM decided, planned. Nothing the LLM tier raises may keep the job from
         completing: it was queued, so it is curated -- and a failing decider means CREATE
         (README), not a job retried forever that holds up its lane."""
@@ -273,8 +276,8 @@ class CurationWorker:
             return plan_outcome(job.text, None, self._max_body_bytes)
 
     async def _nearest(
-        self, lane: int, batch: list[job_store.QueuedJob], vectors: dict[str, np.ndarray]
-    ) -> dict[str, list[tuple[int, float]]] | None:
+        self, lane: int, batch: list[QueuedJob], vectors: dict[str, np.ndarray]
+    ) -> dict[str, list[VectorMatch]] | None:
         """Each job's kNN over the lane, found before the write transaction: the lane's
         vectors are brought up to date on the reader and the matrix product runs on a worker
         thread, so the writer -- which every remember waits for -- never does this scan
@@ -284,7 +287,7 @@ class CurationWorker:
         ids = [job.id for job in batch if job.id in vectors]
         if not ids:
             return None
-        search = await self._db.read(memories.lane_batch_search, lane)
+        search = await self._store.read(lambda reader: reader.vector_search(lane))
         found = await anyio.to_thread.run_sync(
             search, np.stack([vectors[i] for i in ids]), self._settings.nominator_k, self._settings.nominator_threshold
         )
@@ -320,7 +323,9 @@ class CurationWorker:
             return None
         if self._vector_model != embedder.model_id:
             try:
-                other = await self._db.write(memories.ensure_vector_table, embedder.model_id, embedder.dim)
+                other = await self._store.write(
+                    lambda writer: writer.ensure_vector_table(embedder.model_id, embedder.dim)
+                )
             except EmbeddingError as exc:
                 self._vector_error = exc
                 log.error("%s New memories are stored without vectors.", exc)
@@ -340,17 +345,17 @@ class CurationWorker:
         embedder = await self._vector_embedder() if self._embedder.enabled else None
         if embedder is None:
             return False
-        rows = await self._db.read(memories.unembedded, 256)
+        rows = await self._store.read(lambda reader: reader.unembedded(256))
         if not rows:
             return False
         found = {rowid: (lane, body) for rowid, lane, body in rows}
         vectors, failed = await self._embed_each(embedder, [(rowid, body) for rowid, _, body in rows])
         if vectors:
             items = [(rowid, *found[rowid], vector) for rowid, vector in vectors.items()]
-            stored = await self._db.write(memories.set_vectors, items, embedder.model_id)
+            stored = await self._store.write(lambda writer: writer.set_vectors(items, embedder.model_id))
             log.info("embedded %d memories that were stored without a vector", stored)
         for error, rowids in failed.items():
             # Not retried on every idle pass: full-text search still finds them; reindex retries.
-            await self._db.write(memories.mark_unembeddable, rowids)
+            await self._store.write(lambda writer: writer.mark_unembeddable(rowids))
             log.error("%d memories cannot be embedded (%s); they stay findable by their words", len(rowids), error)
         return True

@@ -1,9 +1,9 @@
-"""Turn a user's query into a safe FTS5 expression, and tell whether it has words to match.
+"""Turn a user's query into the words a text search looks for, and tell whether it has any.
 
-Every token is double-quoted, so quotes, AND/OR/NEAR, `*`, `:`, parentheses and
-column filters in the query are words to look for, never syntax. Common English
-function words are dropped (unless nothing else is left): with OR semantics they
-would match nearly everything and drown the words that carry the question.
+The words are plain terms: each backend quotes them for its own query syntax, so nothing a
+user types is ever syntax. Common English function words are dropped (unless nothing else is
+left): with OR semantics they would match nearly everything and drown the words that carry the
+question.
 """
 
 from __future__ import annotations
@@ -46,15 +46,9 @@ def content_terms(text: str, max_terms: int = MAX_TERMS) -> list[str]:
     return (kept or tokens)[:max_terms]
 
 
-def fts_query(text: str, max_terms: int = MAX_TERMS) -> str | None:
-    """An OR of the query's quoted content words, or None if it has none."""
-    terms = content_terms(text, max_terms)
-    return " OR ".join(f'"{term}"' for term in terms) if terms else None
-
-
-def bm25_to_score(rank: float, saturation: float = 1.0) -> float:
-    """FTS5's bm25() is negative, more negative = better; map it into [0, 1)."""
-    strength = max(0.0, -rank)
+def strength_to_score(strength: float, saturation: float = 1.0) -> float:
+    """A text match's strength (BM25, higher is better) mapped into [0, 1)."""
+    strength = max(0.0, strength)
     return strength / (strength + saturation)
 
 

@@ -6,7 +6,7 @@ vector) and its BM25 strength -- and one score in [0, 1]:
 
     dense    score = cosine (clipped to [0, 1])
     lexical  score = s / (s + c) * min(1, len / avg_len)
-             s = -bm25, c = `lexical_saturation`; len = the text's length,
+             s = the text match's strength (BM25), c = `lexical_saturation`; len = the text's length,
              avg_len = the mean length of the owner's memories
     hybrid   score = w * dense + (1 - w) * lexical, w = `dense_weight`
 
@@ -23,7 +23,7 @@ shares a content word with the query (a word match) or scores at least `min_rele
 -- back-fill must not pad a reply with whatever happens to be stored.
 
 Facts outside the indexes are scored here by the same formula: queued jobs (read-your-
-writes; their word score is FTS5's bm25 over the statistics the index will have once they
+writes; their word score is BM25 over the statistics the index will have once they
 are in it, store/unindexed_fts.py) and memories still waiting for a vector. Each recall
 embeds at most a few such texts itself; the others are matched by words until their
 vectors are cached or curation has indexed them.
@@ -33,9 +33,8 @@ from __future__ import annotations
 
 import logging
 import math
-import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -47,10 +46,10 @@ from ..embedding import Embedder, readable
 from ..errors import EmbeddingError
 from ..normalize import norm_key
 from ..records import Hit
-from ..store.sqlite import Database, fts, memories, unindexed_fts
-from ..store.sqlite.jobs import QueuedJob, queued_fairly, still_queued
+from ..store import Store, StoreReader, VectorSearch
+from ..store.records import KeyCopies, MemoryRow, QueuedJob, QueuedText
 from .collapse import group_duplicates, survivor
-from .lexical import bm25_to_score, content_terms, fts_query, has_content_word
+from .lexical import content_terms, has_content_word, strength_to_score
 from .unindexed_vectors import UnindexedVectors
 
 log = logging.getLogger(__name__)
@@ -90,9 +89,9 @@ class SearchParams:
 
 @dataclass(frozen=True, slots=True)
 class _Candidate:
-    row: memories.MemoryRow
+    row: MemoryRow
     cosine: float | None
-    bm25: float | None
+    strength: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,19 +106,19 @@ class _WordsFirst:
     """What the reader finds before the query vector exists."""
 
     lexical: tuple[dict[int, float], bool]
-    known: dict[int, memories.MemoryRow]
-    waiting: list[memories.MemoryRow]  # memories without a vector yet
-    waiting_bm25: dict[int, float]
+    known: dict[int, MemoryRow]
+    waiting: list[MemoryRow]  # memories without a vector yet
+    waiting_strength: dict[int, float]
     queued: list[QueuedJob]
-    queued_bm25: list[float | None]
+    queued_strength: list[float | None]
     queued_keys: list[str]
     added_rows: int  # what the queued jobs add to the owner's memories once curated
     added_chars: int
 
 
-def check_dimension(conn: sqlite3.Connection, embedder: Embedder) -> bool:
+def check_dimension(reader: StoreReader, embedder: Embedder) -> bool:
     """True when vectors exist to search; refuse a model of another dimension."""
-    stored = memories.vector_model(conn)
+    stored = reader.vector_model()
     if stored is None:
         return False
     model_id, dim = stored
@@ -132,20 +131,17 @@ def check_dimension(conn: sqlite3.Connection, embedder: Embedder) -> bool:
     return True
 
 
-def _lexical(
-    conn: sqlite3.Connection, lanes: Sequence[int], match: str | None, k: int
-) -> tuple[dict[int, float], bool]:
-    """Up to k BM25 matches in the lanes: (rowid -> bm25, True when there were no more)."""
-    if match is None:
+def _lexical(reader: StoreReader, lanes: Sequence[int], terms: Sequence[str], k: int) -> tuple[dict[int, float], bool]:
+    """Up to k text matches in the lanes: (pk -> strength, True when there were no more)."""
+    if not terms:
         return {}, True
-    found, exhausted = fts.search(conn, lanes, match, k)
+    found, exhausted = reader.text_search(lanes, terms, k)
     return dict(found), exhausted
 
 
 def _words_first(
-    conn: sqlite3.Connection,
+    reader: StoreReader,
     lanes: Sequence[int],
-    match: str | None,
     terms: list[str],
     k: int,
     unindexed: bool,
@@ -154,30 +150,23 @@ def _words_first(
 ) -> _WordsFirst:
     """The word search and the rows of its hits; when vectors are searched, the memories
     still waiting for one; for read-your-writes, the queued jobs with their word scores."""
-    ranks, exhausted = _lexical(conn, lanes, match, k)
-    waiting = (
-        [row for lane in lanes for row in memories.unembedded_in_lane(conn, lane, MAX_UNINDEXED)] if unindexed else []
-    )
-    waiting_bm25 = (
-        unindexed_fts.bm25_of_rows(conn, lanes, match, [row.pk for row in waiting])
-        if waiting and match is not None
-        else {}
-    )
-    queued = queued_fairly(conn, lanes, MAX_QUEUED_CHARS, MAX_QUEUED_JOBS) if pending else []
-    scored = unindexed_fts.score_queued(
-        conn,
+    ranks, exhausted = _lexical(reader, lanes, terms, k)
+    waiting = [row for lane in lanes for row in reader.unembedded_in_lane(lane, MAX_UNINDEXED)] if unindexed else []
+    waiting_strength = reader.text_strengths(lanes, terms, [row.pk for row in waiting]) if waiting and terms else {}
+    queued = reader.queued_fairly(lanes, MAX_QUEUED_CHARS, MAX_QUEUED_JOBS) if pending else []
+    scored = reader.score_queued(
         lanes,
-        terms if match is not None else [],
-        [unindexed_fts.QueuedText(job.text, job.lane_id) for job in queued],
+        terms,
+        [QueuedText(job.text, job.lane_id) for job in queued],
         repeats_fold,
     )
     return _WordsFirst(
         (ranks, exhausted),
-        memories.memories_by_rowid(conn, list(ranks)),
+        reader.memories_by_pk(list(ranks)),
         waiting,
-        waiting_bm25,
+        waiting_strength,
         queued,
-        scored.bm25,
+        scored.strengths,
         scored.keys,
         scored.added_rows,
         scored.added_chars,
@@ -185,29 +174,29 @@ def _words_first(
 
 
 def _prepare(
-    conn: sqlite3.Connection, owner: str, lanes: Sequence[int], embedder: Embedder | None
-) -> tuple[tuple[int, int], list[Callable[[np.ndarray, int], list[tuple[int, float]]]] | None]:
+    reader: StoreReader, owner: str, lanes: Sequence[int], embedder: Embedder | None
+) -> tuple[tuple[int, int], list[VectorSearch] | None]:
     """One reader round trip before the search proper: the owner's live memories and their
     characters (for the word score's length factor) and, once vectors exist, one kNN
     function per lane."""
-    totals = memories.text_totals(conn, owner)
-    indexed = embedder is not None and check_dimension(conn, embedder)
-    return totals, memories.lane_vectors(conn, lanes) if indexed else None
+    totals = reader.text_totals(owner)
+    indexed = embedder is not None and check_dimension(reader, embedder)
+    return totals, [reader.vector_search(lane) for lane in lanes] if indexed else None
 
 
 def _candidates(
-    conn: sqlite3.Connection,
+    reader: StoreReader,
     lanes: Sequence[int],
     query_vector: np.ndarray | None,
     ranks: dict[int, float],
     nearest: tuple[dict[int, float], bool] | None,
-    known: dict[int, memories.MemoryRow] | None = None,
+    known: dict[int, MemoryRow] | None = None,
 ) -> list[_Candidate]:
     """The kNN hits (`nearest`) joined with the word matches, each with both signals."""
     cosines = dict(nearest[0]) if nearest is not None else {}
     known = known or {}
-    rows = {**known, **memories.memories_by_rowid(conn, list((cosines.keys() | ranks.keys()) - known.keys()))}
-    # Only the lanes asked for, whatever an index returned (fts.search trusts lanes.live_count).
+    rows = {**known, **reader.memories_by_pk(list((cosines.keys() | ranks.keys()) - known.keys()))}
+    # Only the lanes asked for, whatever an index returned (a backend may trust its own counts).
     wanted = set(lanes)
     rows = {rowid: row for rowid, row in rows.items() if row.lane in wanted}
     if query_vector is not None:  # word matches that kNN did not reach: their cosine too
@@ -216,17 +205,15 @@ def _candidates(
             if rowid not in cosines and rowid in rows:
                 missing.setdefault(rows[rowid].lane, []).append(rowid)
         for lane, rowids in missing.items():
-            cosines.update(memories.cosines(conn, lane, query_vector, rowids))
+            cosines.update(reader.cosines(lane, query_vector, rowids))
     return [_Candidate(row, cosines.get(rowid), ranks.get(rowid)) for rowid, row in rows.items()]
 
 
-def _nearest(
-    searches: Sequence[Callable[[np.ndarray, int], list[tuple[int, float]]]], query_vector: np.ndarray, k: int
-) -> tuple[dict[int, float], bool]:
+def _nearest(searches: Sequence[VectorSearch], query_vector: np.ndarray, k: int) -> tuple[dict[int, float], bool]:
     cosines: dict[int, float] = {}
     exhausted = True
     for search_lane in searches:
-        found = search_lane(query_vector, k)
+        found = search_lane(query_vector[None], k)[0]
         cosines.update(found)
         exhausted &= len(found) < k
     return cosines, exhausted
@@ -240,11 +227,11 @@ class _Scorer:
         self.now = now
         self.content_word = content_word  # a word match means the fact shares a content word
 
-    def lexical_score(self, bm25: float | None, length: int) -> float:
-        if bm25 is None:
+    def lexical_score(self, strength: float | None, length: int) -> float:
+        if strength is None:
             return 0.0
         factor = min(1.0, length / self.p.average_length) if self.p.average_length > 0 else 1.0
-        return bm25_to_score(bm25, self.p.lexical_saturation) * factor
+        return strength_to_score(strength, self.p.lexical_saturation) * factor
 
     def __call__(self, cosine: float | None, lexical: float) -> float:
         dense = min(1.0, max(0.0, cosine)) if cosine is not None else 0.0
@@ -254,9 +241,9 @@ class _Scorer:
             score = dense if self.dense else lexical
         return score
 
-    def score(self, hit: Hit, cosine: float | None, bm25: float | None) -> _Scored:
-        relevance = self(cosine, self.lexical_score(bm25, len(hit.text)) if self.lexical else 0.0)
-        matched = self.lexical and self.content_word and bm25 is not None
+    def score(self, hit: Hit, cosine: float | None, strength: float | None) -> _Scored:
+        relevance = self(cosine, self.lexical_score(strength, len(hit.text)) if self.lexical else 0.0)
+        matched = self.lexical and self.content_word and strength is not None
         cosine = cosine if self.dense else None
         return _Scored(self.recency(replace(hit, score=relevance, matched=matched, cosine=cosine)), relevance, matched)
 
@@ -289,7 +276,7 @@ def _rank(hit: Hit) -> tuple[float, bool, float, str]:
     return (-hit.score, hit.pending, -hit.when, hit.id)
 
 
-def _hit(row: memories.MemoryRow, score: float) -> Hit:
+def _hit(row: MemoryRow, score: float) -> Hit:
     return Hit(
         row.id,
         row.body,
@@ -303,7 +290,7 @@ def _hit(row: memories.MemoryRow, score: float) -> Hit:
 
 
 async def search(
-    db: Database,
+    store: Store,
     embedder: Embedder | None,
     lanes: Sequence[int],
     params: SearchParams,
@@ -314,9 +301,8 @@ async def search(
     too. `unindexed`: where the vectors of facts outside the indexes are kept between recalls."""
     dense = params.mode in ("hybrid", "dense") and embedder is not None
     # Without a query vector, lexical is all there is, whatever the mode.
-    match = fts_query(params.query) if params.mode != "dense" or not dense else None
-    terms = content_terms(params.query) if match is not None else []
-    (live_rows, live_chars), searches = await db.read(_prepare, params.owner, lanes, embedder if dense else None)
+    terms = content_terms(params.query) if params.mode != "dense" or not dense else []
+    (live_rows, live_chars), searches = await store.read(_prepare, params.owner, lanes, embedder if dense else None)
     # A generous first pool: a fact ranked low by one signal can still win on both.
     k = min(MAX_K, max(params.limit * 4, 100))
 
@@ -333,17 +319,17 @@ async def search(
         return await anyio.to_thread.run_sync(embed_and_scan) if dense else (None, None)
 
     first, (query_vector, nearest) = await side_by_side(
-        lambda: db.read(_words_first, lanes, match, terms, k, dense, pending, params.repeats_fold), dense_side
+        lambda: store.read(_words_first, lanes, terms, k, dense, pending, params.repeats_fold), dense_side
     )
-    if dense and query_vector is None and match is None:  # dense asked for, but the model cannot read the query
-        return await search(db, None, lanes, replace(params, mode="lexical"), pending, unindexed)
-    if params.average_length == 0.0 and match is not None:  # as it will be once the queued facts are in
+    if dense and query_vector is None and not terms:  # dense asked for, but the model cannot read the query
+        return await search(store, None, lanes, replace(params, mode="lexical"), pending, unindexed)
+    if params.average_length == 0.0 and terms:  # as it will be once the queued facts are in
         rows, chars = live_rows + first.added_rows, live_chars + first.added_chars
         params = replace(params, average_length=chars / rows if rows else 0.0)
     scorer = _Scorer(
         params,
         dense=query_vector is not None,
-        lexical=match is not None,
+        lexical=bool(terms),
         now=time.time(),
         content_word=has_content_word(terms),
     )
@@ -365,55 +351,61 @@ async def search(
                 key=key,
             ),
             cosine,
-            bm25,
+            strength,
         )
-        for job, cosine, bm25, key in zip(first.queued, queued_cosines, first.queued_bm25, first.queued_keys)
+        for job, cosine, strength, key in zip(first.queued, queued_cosines, first.queued_strength, first.queued_keys)
     ]
     extra = [s for s in extra if scorer.in_window(s.hit.when) and scorer.keeps(s)]
     waiting = {row.pk: (row, cosine) for row, cosine in zip(first.waiting, waiting_cosines)}
 
     lexical: tuple[dict[int, float], bool] | None = first.lexical
-    known: dict[int, memories.MemoryRow] | None = first.known
+    known: dict[int, MemoryRow] | None = first.known
     while True:
-        ranks, words_exhausted = lexical if lexical is not None else await db.read(_lexical, lanes, match, k)
+        ranks, words_exhausted = lexical if lexical is not None else await store.read(_lexical, lanes, terms, k)
         if nearest is None and searches is not None and query_vector is not None:  # a wider pool
             nearest = await anyio.to_thread.run_sync(_nearest, searches, query_vector, k)
-        found = await db.read(_candidates, lanes, query_vector if searches is not None else None, ranks, nearest, known)
+        found = await store.read(
+            _candidates, lanes, query_vector if searches is not None else None, ranks, nearest, known
+        )
         exhausted = words_exhausted and (nearest is None or nearest[1])
         lexical = nearest = known = None  # a wider pool searches again
         by_rowid = {c.row.pk: c for c in found}
         for rowid, (row, cosine) in waiting.items():  # scored here: the kNN cannot see them
             seen = by_rowid.get(rowid)
-            by_rowid[rowid] = _Candidate(row, cosine, seen.bm25 if seen is not None else first.waiting_bm25.get(rowid))
+            by_rowid[rowid] = _Candidate(
+                row, cosine, seen.strength if seen is not None else first.waiting_strength.get(rowid)
+            )
         scored = [
-            s for s in (scorer.score(_hit(c.row, 0.0), c.cosine, c.bm25) for c in by_rowid.values()) if scorer.keeps(s)
+            s
+            for s in (scorer.score(_hit(c.row, 0.0), c.cosine, c.strength) for c in by_rowid.values())
+            if scorer.keeps(s)
         ]
-        hits = await _in_window(db, lanes, scorer, scored)
+        hits = await _in_window(store, lanes, scorer, scored)
         ranked = sorted([*hits, *(s.hit for s in extra)], key=_rank)
         groups = group_duplicates(ranked)
         if len(groups) >= params.limit or exhausted or k >= MAX_K:
             chosen = list(groups.items())[: params.limit]
-            stored, queued = await db.read(_stored_copies, lanes, chosen, params.since, params.until)
+            stored, queued = await store.read(_stored_copies, lanes, chosen, params.since, params.until)
             return [survivor(key, group, {}, stored.get(key), queued) for key, group in chosen]
         k = min(MAX_K, k * 4)
 
 
 def _stored_copies(
-    conn: sqlite3.Connection,
+    reader: StoreReader,
     lanes: Sequence[int],
     chosen: Sequence[tuple[str, list[Hit]]],
     since: float | None,
     until: float | None,
-) -> tuple[dict[str, memories.KeyCopies], set[str]]:
+) -> tuple[dict[str, KeyCopies], set[str]]:
     """The store's copies of the chosen texts and, in the same snapshot, which of the queued
     hits are still queued: a job curated since the queue was read is counted by the store
     already (as the memory, or a repeat on it) and must not be counted again as a copy."""
     pending = [hit.id for _, group in chosen for hit in group if hit.pending]
-    stored = memories.copies_by_key(conn, lanes, [key for key, _ in chosen], since, until)
-    return stored, still_queued(conn, pending)
+    stored = reader.copies_by_key(lanes, [key for key, _ in chosen], since, until)
+    return stored, reader.still_queued(pending)
 
 
-async def _in_window(db: Database, lanes: Sequence[int], scorer: _Scorer, scored: list[_Scored]) -> list[Hit]:
+async def _in_window(store: Store, lanes: Sequence[int], scorer: _Scorer, scored: list[_Scored]) -> list[Hit]:
     """The memories inside since/until: by their own date, or by a repeat of their text
     recorded with a date inside it (then shown, and weighed by prefer_recent, with the latest
     such date)."""
@@ -424,7 +416,8 @@ async def _in_window(db: Database, lanes: Sequence[int], scorer: _Scorer, scored
     if not outside:
         return inside
     keys = [s.hit.key or norm_key(s.hit.text) for s in outside]
-    stored = await db.read(memories.copies_by_key, lanes, keys, scorer.p.since, scorer.p.until)
+    since, until = scorer.p.since, scorer.p.until
+    stored = await store.read(lambda reader: reader.copies_by_key(lanes, keys, since, until))
     for s, key in zip(outside, keys):
         counted = stored.get(key)
         if counted is not None and counted.total > 0 and counted.latest is not None:
@@ -436,7 +429,7 @@ async def _unindexed_cosines(
     embedder: Embedder | None,
     query_vector: np.ndarray | None,
     queued: Sequence[QueuedJob],
-    waiting: Sequence[memories.MemoryRow],
+    waiting: Sequence[MemoryRow],
     cache: UnindexedVectors,
 ) -> tuple[list[float | None], list[float | None]]:
     """Cosines of facts the vector index cannot see: queued jobs (read-your-writes) and

@@ -7,9 +7,13 @@ ids are `m_...` / `j_...`).
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
+from ..errors import InvalidInput
 from ..records import Job
 
 
@@ -223,10 +227,47 @@ class QueuedText:
 
 @dataclass(frozen=True, slots=True)
 class Scored:
-    """bm25 per text (FTS5's sign: more negative is better; None when no query phrase occurs in
-    it), and what the texts add to the owner's live memories once curated."""
+    """The text-search strength each text would have as a memory (contract.TextMatch.strength;
+    None when no query term occurs in it), and what the texts add to the owner's live memories
+    once curated."""
 
-    bm25: list[float | None]
+    strengths: list[float | None]
     keys: list[str]  # norm_key of each text
     added_rows: int
     added_chars: int
+
+
+def summary_line(problems: Sequence[Problem], counts: StoreCounts) -> str:
+    """The last line of `memwal-mcp check`: the verdict, the tally and what the store holds."""
+    tally = Counter(p.severity for p in problems)
+    errors, warnings, infos = tally["error"], tally["warning"], tally["info"]
+    verdict = "FAILED" if errors else "ok"
+    return (
+        f"check {verdict}: {_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {infos} info"
+        f" ({counts.summary()})"
+    )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+class RecordRefused(InvalidInput):
+    """One record of an import cannot be written. `line` is its line when known; otherwise
+    `kind` and `key` say which record it is (a reference, checked once the whole file is written)."""
+
+    def __init__(
+        self, reason: str, *, line: int | None = None, kind: Kind | None = None, key: dict[str, object] | None = None
+    ) -> None:
+        super().__init__(reason)
+        self.reason, self.line, self.kind, self.key = reason, line, kind, key or {}
+
+
+@dataclass(frozen=True, slots=True)
+class BackupResult:
+    source: Path
+    path: Path
+    bytes: int
+    seconds: float
+    counts: StoreCounts
+    problems: tuple[Problem, ...]  # what `check` finds in the copy (empty when verify=False or clean)

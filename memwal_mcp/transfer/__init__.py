@@ -14,7 +14,7 @@ from typing import Literal
 
 from ..errors import InvalidInput
 from ..service import MemoryService
-from ..store.sqlite.backup import is_database_file
+from ..store.files import is_database_file
 from .export import ExportSummary, export_memories
 from .foreign_import import import_memory_json, import_text
 from .format import VERSION, ImportFormatError, InputKind, detect_kind
@@ -47,7 +47,7 @@ async def import_file(
     path = path.expanduser()
     if not path.is_file():
         raise InvalidInput(f"{path} does not exist or is not a file")
-    if is_database_file(path, service.db.path):
+    if any(is_database_file(path, own) for own in service.store.own_files()):
         raise InvalidInput(f"{path} is the database itself (or one of its -wal/-shm files); import an export file")
     if kind == "auto":
         kind = detect_kind(path)

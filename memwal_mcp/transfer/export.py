@@ -11,7 +11,6 @@ database it reads.
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 import time
 from collections.abc import Iterator
@@ -25,9 +24,8 @@ from tqdm import tqdm
 from .. import __version__
 from ..errors import InvalidInput
 from ..service import MemoryService
-from ..store.sqlite import memories
-from ..store.sqlite import transfer as store
-from ..store.sqlite.backup import check_destination, place, reserve_staging
+from ..store import StoreReader
+from ..store.files import check_destination, place, reserve_staging
 from .format import Header, JobOut, LaneOut, MemoryOut, RevisionOut, TombstoneOut, dump
 
 # Progress is advanced once per this many records (tqdm per line would cost more than the write).
@@ -41,20 +39,20 @@ class ExportSummary:
     counts: dict[str, int]
 
 
-def _records(conn: sqlite3.Connection, owner: str | None) -> Iterator[BaseModel]:
-    yield from (LaneOut(owner=r.owner, namespace=r.namespace) for r in store.iter_lanes(conn, owner))
-    yield from (JobOut.of(j) for j in store.iter_jobs(conn, owner))
-    yield from (MemoryOut.of(m) for m in store.iter_memories(conn, owner))
-    yield from (RevisionOut.of(r) for r in store.iter_revisions(conn, owner))
-    yield from (TombstoneOut.of(t) for t in store.iter_tombstones(conn, owner))
+def _records(reader: StoreReader, owner: str | None) -> Iterator[BaseModel]:
+    yield from (LaneOut(owner=r.owner, namespace=r.namespace) for r in reader.iter_lanes(owner))
+    yield from (JobOut.of(j) for j in reader.iter_jobs(owner))
+    yield from (MemoryOut.of(m) for m in reader.iter_memories(owner))
+    yield from (RevisionOut.of(r) for r in reader.iter_revisions(owner))
+    yield from (TombstoneOut.of(t) for t in reader.iter_tombstones(owner))
 
 
-def _write(conn: sqlite3.Connection, owner: str | None, out: IO[str], progress: bool) -> tuple[list[str], dict]:
+def _write(reader: StoreReader, owner: str | None, out: IO[str], progress: bool) -> tuple[list[str], dict]:
     """Runs on the reader connection's thread: one snapshot from header to last record."""
-    with store.read_snapshot(conn):
-        counts = store.export_counts(conn, owner)
-        owners = store.exported_owners(conn, owner)
-        model = memories.vector_model(conn)
+    with reader.snapshot():
+        counts = reader.export_counts(owner)
+        owners = reader.exported_owners(owner)
+        model = reader.vector_model()
         header = Header(
             exported_at=time.time(),
             generator=f"memwal-mcp {__version__}",
@@ -67,7 +65,7 @@ def _write(conn: sqlite3.Connection, owner: str | None, out: IO[str], progress: 
             total=sum(counts.values()), desc="export", unit="record", file=sys.stderr, disable=not progress
         ) as bar:
             pending = 0
-            for record in _records(conn, owner):
+            for record in _records(reader, owner):
                 out.write(dump(record) + "\n")
                 pending += 1
                 if pending == _TICK:
@@ -92,7 +90,7 @@ async def export_memories(
     """
     if not isinstance(destination, Path):
         try:
-            owners, counts = await service.db.read(_write, owner, destination, progress)
+            owners, counts = await service.store.read(_write, owner, destination, progress)
             destination.flush()
         except BrokenPipeError:  # the reader stopped (`export - | head`): the CLI ends quietly
             raise
@@ -101,12 +99,12 @@ async def export_memories(
                 f"cannot write the export to {_stream_name(destination)}: {exc.strerror or exc}"
             ) from exc
         return ExportSummary("-", owners, counts)
-    destination = check_destination(destination, service.db.path, force=force, what="export")
+    destination = check_destination(destination, service.store.own_files(), force=force, what="export")
     partial = reserve_staging(destination, "export")
     try:
         try:
             with partial.open("w", encoding="utf-8", newline="\n") as handle:
-                owners, counts = await service.db.read(_write, owner, handle, progress)
+                owners, counts = await service.store.read(_write, owner, handle, progress)
                 handle.flush()
                 os.fsync(handle.fileno())
         except OSError as exc:  # disk full, the folder removed meanwhile

@@ -26,8 +26,7 @@ from .. import validation
 from ..errors import InvalidInput
 from ..records import Job
 from ..service import MemoryService
-from ..store.sqlite import memories
-from ..store.sqlite import transfer as store
+from ..store.records import ImportRow, LaneRow, MemoryRecord, RecordRefused, RevisionRow, TombstoneRow
 from .format import Header, ImportFormatError, parse_header, parse_record, read_lines
 
 log = logging.getLogger(__name__)
@@ -72,7 +71,7 @@ class _FileRecords:
     bar: tqdm
     max_text_bytes: int
 
-    def __iter__(self) -> Iterator[tuple[int, store.ImportRow]]:
+    def __iter__(self) -> Iterator[tuple[int, ImportRow]]:
         self.bar.reset(total=self.bar.total)
         seen: Counter[str] = Counter()
         pending = 0
@@ -104,7 +103,7 @@ class _FileRecords:
             )
 
 
-def _check_texts(path: Path, line_no: int, row: store.ImportRow, max_bytes: int) -> None:
+def _check_texts(path: Path, line_no: int, row: ImportRow, max_bytes: int) -> None:
     """Hold every imported text to the rules of a remember (validation.text): a crafted file
     must not store control characters, invisible or oversized text that no tool would take.
     Only a forgotten memory's jobs are empty, as the export writes them."""
@@ -112,9 +111,9 @@ def _check_texts(path: Path, line_no: int, row: store.ImportRow, max_bytes: int)
     if isinstance(row, Job):
         if not (row.decision == "forgotten" and row.text == ""):
             texts.append(("job text", row.text))
-    elif isinstance(row, store.MemoryRecord):
+    elif isinstance(row, MemoryRecord):
         texts.append(("memory body", row.body))
-    elif isinstance(row, store.RevisionRow):
+    elif isinstance(row, RevisionRow):
         texts.append(("revision body", row.body))
     try:
         for name, value in texts:
@@ -147,10 +146,9 @@ async def import_native(service: MemoryService, path: Path, owner: str | None, p
     total = sum(header.counts.values()) if header.counts else None
     with tqdm(total=total, desc="import", unit="record", file=sys.stderr, disable=not progress) as bar:
         try:
-            outcome = await service.db.write(
-                store.import_rows, _FileRecords(path, header, owners, bar, service.settings.limits.max_text_bytes)
-            )
-        except store.RecordRefused as exc:
+            records = _FileRecords(path, header, owners, bar, service.settings.limits.max_text_bytes)
+            outcome = await service.store.write(lambda writer: writer.import_rows(records))
+        except RecordRefused as exc:
             line = exc.line if exc.line is not None else _line_of(path, exc.kind, exc.key)
             where = f"{path}, line {line}" if line is not None else str(path)
             raise ImportFormatError(f"{where}: {exc.reason}; nothing was imported") from None
@@ -178,12 +176,12 @@ def _line_of(path: Path, kind: str | None, key: dict[str, object]) -> int | None
     return None
 
 
-def _kind(row: store.ImportRow) -> str:
+def _kind(row: ImportRow) -> str:
     return {
-        store.LaneRow: "lane",
-        store.MemoryRecord: "memory",
-        store.RevisionRow: "revision",
-        store.TombstoneRow: "tombstone",
+        LaneRow: "lane",
+        MemoryRecord: "memory",
+        RevisionRow: "revision",
+        TombstoneRow: "tombstone",
     }.get(type(row), "job")
 
 
@@ -197,11 +195,11 @@ async def wait_until_embedded(
     """
     embedder = await service.embedder.get()
     if embedder is None:
-        return await service.db.read(store.unembedded_count, owners)
-    stored = await service.db.read(memories.vector_model)
+        return await service.store.read(lambda reader: reader.unembedded_count(owners))
+    stored = await service.store.read(lambda reader: reader.vector_model())
     if stored is not None and stored[1] != embedder.dim:
-        return await service.db.read(store.unembedded_count, owners)
-    remaining = await service.db.read(store.unembedded_count, owners)
+        return await service.store.read(lambda reader: reader.unembedded_count(owners))
+    remaining = await service.store.read(lambda reader: reader.unembedded_count(owners))
     if not remaining:
         return 0
     service.worker.wake()
@@ -209,7 +207,7 @@ async def wait_until_embedded(
     with tqdm(total=remaining, desc="embedding", unit="memory", file=sys.stderr, disable=not progress) as bar:
         while remaining:
             await anyio.sleep(0.1)
-            now = await service.db.read(store.unembedded_count, owners)
+            now = await service.store.read(lambda reader: reader.unembedded_count(owners))
             if now > last:  # more memories arrived meanwhile (another import, an undo)
                 bar.total += now - last
                 bar.refresh()

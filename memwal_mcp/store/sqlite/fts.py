@@ -111,6 +111,12 @@ def remove(conn: sqlite3.Connection, lane: int, rowids: Sequence[int], optimize:
         conn.execute(f"INSERT INTO {name} ({name}) VALUES ('optimize')")
 
 
+def match_expression(terms: Sequence[str]) -> str:
+    """An FTS5 OR of the terms, each double-quoted: quotes, AND/OR/NEAR, `*`, `:`, parentheses
+    and column filters in a user's words are words to look for, never syntax."""
+    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
 def search(
     conn: sqlite3.Connection, lanes: Sequence[int], match: str, limit: int
 ) -> tuple[list[tuple[int, float]], bool]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -889,17 +888,3 @@ def created_at(conn: sqlite3.Connection) -> float | None:
     if not _table_exists(conn, "schema_migrations"):
         return None
     return conn.execute("SELECT MIN(applied_at) FROM schema_migrations").fetchone()[0]
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
-def summary_line(problems: Sequence[Problem], counts: StoreCounts) -> str:
-    tally = Counter(p.severity for p in problems)
-    errors, warnings, infos = tally["error"], tally["warning"], tally["info"]
-    verdict = "FAILED" if errors else "ok"
-    return (
-        f"check {verdict}: {_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {infos} info"
-        f" ({counts.summary()})"
-    )

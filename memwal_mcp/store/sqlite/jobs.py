@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import secrets
-import socket
 import sqlite3
 from collections.abc import Sequence
 
 from ...records import Job
+from ..leases import holder_is_dead
 from ..records import JobWithdrawn, Lane, QueuedJob
 from . import fts
 from .database import transaction
@@ -164,30 +163,6 @@ def queued_fairly(conn: sqlite3.Connection, lanes: Sequence[int], max_chars: int
 
 # --- leases ---------------------------------------------------------------
 
-_HOST = socket.gethostname()
-
-
-def lease_holder_id() -> str:
-    """host:pid:nonce. The pid lets a restarted process on the same host reclaim a dead holder's lane at once."""
-    return f"{_HOST}:{os.getpid()}:{secrets.token_hex(4)}"
-
-
-def _holder_is_dead(holder: str) -> bool:
-    host, _, rest = holder.partition(":")
-    pid_text = rest.partition(":")[0]
-    if host != _HOST or not pid_text.isdigit():
-        return False  # another machine: only the expiry can tell
-    pid = int(pid_text)
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # exists but not ours to signal
-        return False
-    return False
-
 
 def has_due_jobs(conn: sqlite3.Connection, now: float) -> bool:
     """A lock-free look before claim_lane, so idle workers never take the write lock."""
@@ -208,7 +183,7 @@ def claim_lane(conn: sqlite3.Connection, holder: str, lease_s: float, now: float
             (now,),
         ).fetchall()
         for lane, owner, namespace, current, expires in rows:
-            free = current is None or current == holder or (expires or 0) <= now or _holder_is_dead(current)
+            free = current is None or current == holder or (expires or 0) <= now or holder_is_dead(current)
             if free:
                 conn.execute(
                     "UPDATE lanes SET lease_holder = ?, lease_expires_at = ? WHERE id = ?",

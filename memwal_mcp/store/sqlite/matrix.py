@@ -25,6 +25,7 @@ import numpy as np
 
 from ... import heap
 from ...rwlock import ReadWriteLock
+from ..contract import VectorMatch
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +161,7 @@ class _Slots:
 
 
 @dataclass
-class _Lane:
+class LaneMatrix:
     """Rows live in blocks of BLOCK_ROWS, so a lane never needs one huge allocation: growing
     appends a block instead of copying the whole matrix, which at 1M vectors would briefly
     hold 2.8 GiB for a 1.4 GiB matrix. Only the last block is ever reallocated, and it is
@@ -335,7 +336,7 @@ class _Lane:
         return np.stack([self._row(i) for i in indices])
 
 
-_lanes: dict[tuple[str, str, int], _Lane] = {}
+_lanes: dict[tuple[str, str, int], LaneMatrix] = {}
 _registry_lock = threading.Lock()
 
 
@@ -352,7 +353,7 @@ def _decode(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype=np.float32)
 
 
-def _synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> _Lane:
+def _synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> LaneMatrix:
     """The lane's matrix, brought up to date (call inside a read or write transaction)."""
     key = (_database_file(conn), table, lane)
     row = conn.execute("SELECT vec_version FROM lanes WHERE id = ?", (lane,)).fetchone()
@@ -387,14 +388,14 @@ def _synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> _Lane:
     return fresh
 
 
-def _load(conn: sqlite3.Connection, table: str, dim: int, lane: int, version: int) -> _Lane:
+def _load(conn: sqlite3.Connection, table: str, dim: int, lane: int, version: int) -> LaneMatrix:
     """A lane's vectors, ready to search (rotated when big), read from sqlite-vec's chunk
     tables when their layout is the one this code knows (1,024 vectors per blob: 1M vectors
     in about 5 s instead of 14 s row by row through vec0), else row by row."""
     planned = conn.execute("SELECT live_count FROM lanes WHERE id = ?", (lane,)).fetchone()
 
-    def empty() -> _Lane:
-        fresh = _Lane(version, dim)
+    def empty() -> LaneMatrix:
+        fresh = LaneMatrix(version, dim)
         fresh.reserve(planned[0] if planned else 0)
         return fresh
 
@@ -438,7 +439,7 @@ def _valid_bits(validity: bytes, size: int) -> np.ndarray:
     return np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[:size].astype(bool)
 
 
-def _load_chunks(conn: sqlite3.Connection, table: str, dim: int, lane: int, fresh: _Lane) -> bool:
+def _load_chunks(conn: sqlite3.Connection, table: str, dim: int, lane: int, fresh: LaneMatrix) -> bool:
     """Fill `fresh` from the chunk tables of sqlite-vec 0.1.x; False (and nothing read) if the
     layout differs. A few rows are checked against vec0's own answer before trusting it."""
     if not _chunk_layout_known(conn, table):
@@ -534,19 +535,12 @@ def _in_read_transaction(conn: sqlite3.Connection, fn):
         conn.execute("COMMIT")
 
 
-def nearest(
-    conn: sqlite3.Connection, table: str, dim: int, lane: int, query: np.ndarray, k: int
-) -> list[tuple[int, float]]:
-    """(rowid, cosine) of the k live memories with the most similar vectors, best first. Exact."""
-    return nearest_in(synced(conn, table, dim, lane), query, k)
-
-
-def synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> _Lane:
+def synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> LaneMatrix:
     """The lane's matrix, up to date as of now: search it later with `nearest_in`, off the connection."""
     return _in_read_transaction(conn, lambda: _synced(conn, table, dim, lane))
 
 
-def nearest_in(matrix: _Lane, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+def nearest_in(matrix: LaneMatrix, query: np.ndarray, k: int) -> list[VectorMatch]:
     """`nearest` over a matrix from `synced`: no database access, so it can run beside a query."""
     with matrix.lock.reading():
         size = matrix.size
@@ -558,33 +552,19 @@ def nearest_in(matrix: _Lane, query: np.ndarray, k: int) -> list[tuple[int, floa
             top = top[np.argsort(-scores[top], kind="stable")]
         else:
             top = np.argsort(-scores, kind="stable")
-        return [(int(matrix.rowids[i]), float(scores[i])) for i in top]
+        return [VectorMatch(int(matrix.rowids[i]), float(scores[i])) for i in top]
 
 
-def vectors_in(matrix: _Lane, rowids: list[int]) -> dict[int, np.ndarray]:
+def vectors_in(matrix: LaneMatrix, rowids: list[int]) -> dict[int, np.ndarray]:
     """These rows' vectors (those in the lane), as they were given."""
     with matrix.lock.reading():
         found = matrix.indices(rowids)
         return dict(zip(found, matrix.rows(list(found.values()))))
 
 
-def nearest_many(
-    conn: sqlite3.Connection,
-    table: str,
-    dim: int,
-    lane: int,
-    queries: np.ndarray,
-    k: int,
-    min_score: float | None = None,
-) -> list[list[tuple[int, float]]]:
-    """`nearest` for a batch of queries with one matrix product (curation nominates a whole batch)."""
-
-    return _in_read_transaction(conn, lambda: nearest_many_in(_synced(conn, table, dim, lane), queries, k, min_score))
-
-
 def nearest_many_in(
-    matrix: _Lane, queries: np.ndarray, k: int, min_score: float | None = None
-) -> list[list[tuple[int, float]]]:
+    matrix: LaneMatrix, queries: np.ndarray, k: int, min_score: float | None = None
+) -> list[list[VectorMatch]]:
     """`nearest_many` over a matrix from `synced`: no database access. With `min_score`, only
     hits at or above it (curation nominates from a threshold up: a comparison per vector
     instead of a partial sort; in a rotated lane, a full product only for the vectors whose
@@ -627,12 +607,12 @@ def nearest_many_in(
         found = []
         for index, score in best:
             order = np.argsort(-score, kind="stable")
-            found.append([(int(matrix.rowids[i]), float(score[j])) for j, i in zip(order, index[order])])
+            found.append([VectorMatch(int(matrix.rowids[i]), float(score[j])) for j, i in zip(order, index[order])])
     return found
 
 
 def _pruned_scan(
-    matrix: _Lane,
+    matrix: LaneMatrix,
     rotated: np.ndarray,
     k: int,
     min_score: float,

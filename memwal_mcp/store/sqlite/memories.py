@@ -5,13 +5,13 @@ from __future__ import annotations
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
-from functools import partial
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
 from ...errors import EmbeddingError
 from ...records import Revision
+from ..contract import VectorMatch, VectorSearch
 from ..records import EXACT_REPEAT, FOLDED_BY_LLM, KeyCopies, MemoryRow
 from . import fts, matrix
 from .database import transaction
@@ -269,31 +269,29 @@ def _vector_space(conn: sqlite3.Connection) -> tuple[str, int] | None:
     return (row[0], row[1]) if row else None
 
 
-def knn(conn: sqlite3.Connection, lane: int, query: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """(rowid, cosine similarity) of the k nearest live memories in the lane, best first (exact)."""
+class _LaneSearch:
+    """A lane's matrix as it was when synced: searching it needs no connection, so recall and
+    curation run it while the connection's thread does something else."""
+
+    __slots__ = ("_matrix",)
+
+    def __init__(self, lane_matrix: matrix.LaneMatrix) -> None:
+        self._matrix = lane_matrix
+
+    def __call__(self, queries: np.ndarray, k: int, min_score: float | None = None) -> list[list[VectorMatch]]:
+        if min_score is None and len(queries) == 1:
+            return [matrix.nearest_in(self._matrix, queries[0], k)]
+        return matrix.nearest_many_in(self._matrix, queries, k, min_score)
+
+
+def _no_vectors(queries: np.ndarray, k: int, min_score: float | None = None) -> list[list[VectorMatch]]:
+    return [[] for _ in range(len(queries))]
+
+
+def vector_search(conn: sqlite3.Connection, lane: int) -> VectorSearch:
+    """Exact kNN over the lane's live vectors as of now (see contract.VectorSearch)."""
     space = _vector_space(conn)
-    return [] if space is None else matrix.nearest(conn, *space, lane, query, k)
-
-
-def lane_vectors(
-    conn: sqlite3.Connection, lanes: Sequence[int]
-) -> list[Callable[[np.ndarray, int], list[tuple[int, float]]]]:
-    """One exact-kNN function per lane over its vectors as of now; they need no connection, so a
-    search can run them while the connection's thread does something else."""
-    space = _vector_space(conn)
-    if space is None:
-        return []
-    return [partial(matrix.nearest_in, matrix.synced(conn, *space, lane)) for lane in lanes]
-
-
-def lane_batch_search(conn: sqlite3.Connection, lane: int) -> Callable[..., list[list[tuple[int, float]]]]:
-    """`knn_many` over the lane's vectors as of now, as a function (queries, k, min_score) that
-    needs no connection: curation runs the batch's matrix product off the writer, which tool
-    calls wait for."""
-    space = _vector_space(conn)
-    if space is None:
-        return lambda queries, k, min_score=None: [[] for _ in range(len(queries))]
-    return partial(matrix.nearest_many_in, matrix.synced(conn, *space, lane))
+    return _no_vectors if space is None else _LaneSearch(matrix.synced(conn, *space, lane))
 
 
 def lane_vectors_of(conn: sqlite3.Connection, lane: int, rowids: Sequence[int]) -> dict[int, np.ndarray]:
@@ -302,29 +300,10 @@ def lane_vectors_of(conn: sqlite3.Connection, lane: int, rowids: Sequence[int]) 
     return {} if space is None or not rowids else matrix.vectors_in(matrix.synced(conn, *space, lane), list(rowids))
 
 
-def knn_many(
-    conn: sqlite3.Connection, lane: int, queries: np.ndarray, k: int, min_score: float | None = None
-) -> list[list[tuple[int, float]]]:
-    """`knn` for each row of `queries`, in one pass over the lane (only hits >= min_score, if given)."""
-    space = _vector_space(conn)
-    if space is None:
-        return [[] for _ in range(len(queries))]
-    return matrix.nearest_many(conn, *space, lane, queries, k, min_score)
-
-
 def cosines(conn: sqlite3.Connection, lane: int, query: np.ndarray, rowids: Sequence[int]) -> dict[int, float]:
     """Cosine of the query with these memories of the lane (those that have a vector)."""
     space = _vector_space(conn)
     return {} if space is None or not rowids else matrix.cosines(conn, *space, lane, query, list(rowids))
-
-
-def vectors_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, np.ndarray]:
-    table = vector_table(conn)
-    if not rowids or table is None:
-        return {}
-    marks = ",".join("?" * len(rowids))
-    rows = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE rowid IN ({marks})", tuple(rowids))
-    return {rowid: np.frombuffer(blob, dtype=np.float32) for rowid, blob in rows}
 
 
 def average_length(conn: sqlite3.Connection, owner: str) -> float:

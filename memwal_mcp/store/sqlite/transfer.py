@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from ...errors import InvalidInput
 from ...normalize import norm_key
 from ...records import Job
-from ..records import ImportOutcome, ImportRow, Kind, LaneRow, MemoryRecord, RevisionRow, TombstoneRow
+from ..records import ImportOutcome, ImportRow, Kind, LaneRow, MemoryRecord, RecordRefused, RevisionRow, TombstoneRow
 from . import fts
 from .database import transaction
 from .jobs import ensure_lane
@@ -141,17 +141,6 @@ def iter_tombstones(conn: sqlite3.Connection, owner: str | None) -> Iterator[Tom
 
 
 # --- import ----------------------------------------------------------------
-
-
-class RecordRefused(InvalidInput):
-    """One record of an import cannot be written. `line` is its line when known; otherwise
-    `kind` and `key` say which record it is (a reference, checked once the whole file is written)."""
-
-    def __init__(
-        self, reason: str, *, line: int | None = None, kind: Kind | None = None, key: dict[str, object] | None = None
-    ) -> None:
-        super().__init__(reason)
-        self.reason, self.line, self.kind, self.key = reason, line, kind, key or {}
 
 
 def _conflict(kind: str, row_id: str, owner: str) -> InvalidInput:

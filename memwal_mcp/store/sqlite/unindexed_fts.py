@@ -177,7 +177,7 @@ def score_queued(
         for weight, freq in zip(idf, freqs):
             f = float(freq.get(doc, 0))
             score += weight * (f * (K1 + 1.0)) / (f + K1 * (1 - B + B * length / average))
-        out.append(-1.0 * score)
+        out.append(score)
     return Scored(out, keys, added_rows, added_chars)
 
 

@@ -1,0 +1,348 @@
+"""The store contract: everything the service, curation, recall, transfer, the commands and
+doctor may ask of a storage backend, and nothing a backend's engine would make them assume.
+
+Three faces, because work against a database comes in three sizes:
+
+- `Store` (async) is what the process holds: it opens and closes the backend and runs units of
+  work off the event loop. `read(fn, ...)` runs `fn(reader, ...)` on a reader, `write(fn, ...)`
+  runs `fn(writer, ...)` on the writer, so a transaction of many statements costs one hop, and a
+  recall never queues behind the curation worker's writes.
+- `StoreReader` (sync) is one consistent view for the length of `fn`: rows by key, text and
+  vector search, queue state, export batches.
+- `StoreWriter` (sync) adds writes. `transaction()` makes them atomic and takes the write lock
+  up front (read-then-write cannot race); inside one, `savepoint()` scopes one curation job, so a
+  failing job rolls back alone and the others commit together. How a backend does either (BEGIN
+  IMMEDIATE and SAVEPOINT, or SERIALIZABLE and nested transactions) is its own business.
+
+Nothing here assumes rowids, FTS5, sqlite-vec, PRAGMA or one file: a memory row's `pk` is the
+backend's integer key; text search takes plain terms and answers with a strength (higher is
+better); vector search answers cosines; `location` is what to show a user; `own_files` lists the
+files an export must never overwrite (none for a database server).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Concatenate, NamedTuple, ParamSpec, Protocol, TypeVar
+
+import numpy as np
+
+from ..records import Job, Revision
+from .records import (
+    BackupResult,
+    Forgotten,
+    ImportOutcome,
+    ImportRow,
+    KeyCopies,
+    Kind,
+    Lane,
+    LaneRow,
+    MemoryRecord,
+    MemoryRow,
+    Problem,
+    QueuedJob,
+    QueuedText,
+    ReindexState,
+    RevisionRow,
+    Scored,
+    StoreCounts,
+    TokenRow,
+    TombstoneRow,
+)
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+class VectorMatch(NamedTuple):
+    """A memory the vector search found, with its cosine to the query."""
+
+    pk: int
+    cosine: float
+
+
+class TextMatch(NamedTuple):
+    """A memory the text search found. `strength` is Okapi BM25 of the memory for the query
+    over the searched lanes (higher is better, 0 means no query term occurs in it)."""
+
+    pk: int
+    strength: float
+
+
+class VectorSearch(Protocol):
+    """The nearest memories of one lane for each row of `queries` (unit vectors), best first,
+    at most `k` each, only those with cosine >= `min_score` when given.
+
+    It searches the lane as it was when it was obtained, needs no connection, and may run on
+    any thread: curation and recall run it beside other work."""
+
+    def __call__(self, queries: np.ndarray, k: int, min_score: float | None = None) -> list[list[VectorMatch]]: ...
+
+
+class StoreReader(Protocol):
+    # --- vectors ---------------------------------------------------------------
+    def vector_model(self) -> tuple[str, int] | None:
+        """(model id, dimensions) of the stored vectors; None before the first."""
+
+    def vector_search(self, lane: int) -> VectorSearch:
+        """The one kNN path: recall, curation and the benchmarks all search through it."""
+
+    def cosines(self, lane: int, query: np.ndarray, pks: Sequence[int]) -> dict[int, float]:
+        """Cosine of the query with these memories of the lane (those that have a vector)."""
+
+    def vectors_of(self, lane: int, pks: Sequence[int]) -> dict[int, np.ndarray]: ...
+
+    def unembedded(self, limit: int) -> list[tuple[int, int, str]]:
+        """(pk, lane, body) of live memories still waiting for a vector."""
+
+    def unembedded_in_lane(self, lane: int, limit: int) -> list[MemoryRow]: ...
+
+    # --- words -----------------------------------------------------------------
+    def text_search(self, lanes: Sequence[int], terms: Sequence[str], limit: int) -> tuple[list[TextMatch], bool]:
+        """Live memories of these lanes (all of one owner) holding any of the terms, strongest
+        first, at most `limit`; and True when there are no more to find. Terms are plain words:
+        the backend quotes them for its own query syntax."""
+
+    def text_strengths(self, lanes: Sequence[int], terms: Sequence[str], pks: Sequence[int]) -> dict[int, float]:
+        """`TextMatch.strength` of these memories (those holding a term), found without the
+        text index: for memories the index does not hold yet."""
+
+    def score_queued(
+        self, lanes: Sequence[int], terms: Sequence[str], texts: Sequence[QueuedText], repeats_fold: bool
+    ) -> Scored:
+        """The strength each queued text would have as a memory of its lane, on the same scale."""
+
+    def text_totals(self, owner: str) -> tuple[int, int]:
+        """(live memories, characters of their bodies) of the owner."""
+
+    # --- memories --------------------------------------------------------------
+    def memories_by_pk(self, pks: Sequence[int]) -> dict[int, MemoryRow]:
+        """Live memories by key; a key that is not live is missing from the answer."""
+
+    def memory_by_id(self, owner: str, memory_id: str) -> tuple[MemoryRow, str, str | None] | None:
+        """(row, status, retired into) of any memory of the owner with that public id."""
+
+    def live_by_norm_key(self, lane: int, key: str) -> list[tuple[int, str, str]]:
+        """(pk, id, body) of the lane's live memories with that normalized text."""
+
+    def live_norm_keys(self, lane: int, keys: Iterable[str]) -> set[str]: ...
+
+    def copies_by_key(
+        self, lanes: Sequence[int], keys: Iterable[str], since: float | None = None, until: float | None = None
+    ) -> dict[str, KeyCopies]: ...
+
+    def copies_of(self, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(norm key, id, kind) of every stored copy of these texts: what forgetting one erases."""
+
+    def revisions(self, pk: int) -> list[Revision]:
+        """Previous bodies of a memory, newest first."""
+
+    def retired_into(self, owner: str, memory_id: str) -> list[str]: ...
+
+    def list_memories(
+        self, owner: str, namespace: str | None, before: tuple[float, str] | None, since: float | None, limit: int
+    ) -> list[MemoryRow]: ...
+
+    def counters(self) -> dict[str, int]: ...
+
+    def deferred_nominations(self, limit: int) -> tuple[int, list[tuple[int, str]]] | None: ...
+
+    def deferred_nomination_count(self) -> int: ...
+
+    # --- jobs and lanes --------------------------------------------------------
+    def owner_lanes(self, owner: str) -> list[Lane]: ...
+
+    def jobs_by_id(self, owner: str, job_ids: Sequence[str]) -> dict[str, Job]: ...
+
+    def jobs_for_memories(self, owner: str, memory_ids: Sequence[str]) -> list[Job]: ...
+
+    def queued_fairly(self, lanes: Sequence[int], max_chars: int, max_jobs: int) -> list[QueuedJob]: ...
+
+    def still_queued(self, job_ids: Sequence[str]) -> set[str]: ...
+
+    def queued_mark(self, lanes: Sequence[int]) -> int | None:
+        """A mark of the newest job queued in these lanes, for `queued_through`."""
+
+    def queued_through(self, lanes: Sequence[int], mark: int) -> bool:
+        """True while any job up to the mark is still queued in these lanes."""
+
+    def queue_counts(self) -> dict[str, int]: ...
+
+    def has_due_jobs(self, now: float) -> bool: ...
+
+    def next_batch(self, lane: int, limit: int, now: float, after_seq: int = 0) -> list[QueuedJob]: ...
+
+    # --- tokens ----------------------------------------------------------------
+    def token_by_hash(self, digest: str) -> TokenRow | None: ...
+
+    def list_tokens(self) -> list[TokenRow]: ...
+
+    def count_active_tokens(self) -> int: ...
+
+    # --- reindex, integrity, export --------------------------------------------
+    def reindex_done_upto(self, mark: int) -> int: ...
+
+    def reindex_remaining(self, after: int) -> int: ...
+
+    def reindex_batch(self, after: int, limit: int) -> list[tuple[int, int, str]]:
+        """(pk, lane, body) of the next live memories to re-embed, after `after`."""
+
+    def unembedded_count(self, owners: Sequence[str] | None) -> int: ...
+
+    def check(self) -> tuple[list[Problem], StoreCounts]:
+        """Every integrity problem the backend can find, and what it holds."""
+
+    def created_at(self) -> float | None: ...
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """Every read inside sees one state of the store (an export is consistent)."""
+
+    def export_counts(self, owner: str | None) -> dict[Kind, int]: ...
+
+    def exported_owners(self, owner: str | None) -> list[str]: ...
+
+    def iter_lanes(self, owner: str | None) -> Iterator[LaneRow]: ...
+
+    def iter_jobs(self, owner: str | None) -> Iterator[Job]: ...
+
+    def iter_memories(self, owner: str | None) -> Iterator[MemoryRecord]: ...
+
+    def iter_revisions(self, owner: str | None) -> Iterator[RevisionRow]: ...
+
+    def iter_tombstones(self, owner: str | None) -> Iterator[TombstoneRow]: ...
+
+
+class StoreWriter(StoreReader, Protocol):
+    def transaction(self) -> AbstractContextManager[None]:
+        """Atomic, with the write lock taken up front; rolled back when the block raises."""
+
+    def savepoint(self) -> AbstractContextManager[None]:
+        """Inside a transaction: what the block writes is rolled back alone when it raises."""
+
+    # --- jobs and leases -------------------------------------------------------
+    def insert_job(
+        self,
+        owner: str,
+        namespace: str,
+        text: str,
+        idempotency_key: str | None,
+        now: float,
+        occurred_at: float | None = None,
+    ) -> tuple[Job, bool]:
+        """The new job, or the earlier one with the same (owner, idempotency key) and True."""
+
+    def claim_lane(self, holder: str, lease_s: float, now: float) -> Lane | None: ...
+
+    def renew_lease(self, lane: int, holder: str, until: float) -> bool: ...
+
+    def release_lease(self, lane: int, holder: str) -> None: ...
+
+    def mark_done(self, job_id: str, decision: str, memory_id: str, now: float) -> None:
+        """Raises JobWithdrawn when a forget erased the job meanwhile."""
+
+    def mark_attempt_failed(self, job_id: str, error: str, retry_at: float | None, now: float) -> None: ...
+
+    # --- memories --------------------------------------------------------------
+    def create_memory(
+        self,
+        *,
+        owner: str,
+        namespace: str,
+        lane: int,
+        body: str,
+        key: str,
+        source_job_id: str,
+        vector: np.ndarray | None,
+        model_id: str | None,
+        now: float,
+        occurred_at: float | None = None,
+        created_at: float | None = None,
+    ) -> tuple[int, str]:
+        """(pk, public id) of the new memory."""
+
+    def add_occurrence(self, pk: int, now: float) -> None: ...
+
+    def replace_body(
+        self,
+        *,
+        pk: int,
+        lane: int,
+        body: str,
+        key: str,
+        vector: np.ndarray | None,
+        model_id: str | None,
+        decision: str,
+        job_id: str | None,
+        llm_model: str | None,
+        guard: str | None,
+        merged_ids: Sequence[str] = (),
+        now: float,
+    ) -> None:
+        """A merge: the old body becomes a revision."""
+
+    def retire(self, pk: int, into_id: str, now: float) -> None: ...
+
+    def bump_counters(self, markers: Iterable[str]) -> None: ...
+
+    def defer_nominations(self, pk: int, lane: int, job_id: str) -> None: ...
+
+    def take_deferred_nominations(self, pks: Sequence[int]) -> set[int]: ...
+
+    def ensure_vector_table(self, model_id: str, dim: int) -> str | None: ...
+
+    def set_vectors(self, items: Sequence[tuple[int, int, str, np.ndarray]], model_id: str) -> int: ...
+
+    def mark_unembeddable(self, pks: Sequence[int]) -> None: ...
+
+    def forget_memory(self, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten: ...
+
+    def undo_last_change(self, owner: str, memory_id: str) -> tuple[str, list[str]]: ...
+
+    # --- tokens, reindex, import -----------------------------------------------
+    def insert_token(self, digest: str, owner: str, scopes: tuple[str, ...], label: str | None) -> None: ...
+
+    def revoke_token(self, hash_prefix: str) -> list[str]: ...
+
+    def reindex_begin(self, model_id: str, dim: int) -> ReindexState: ...
+
+    def reindex_write(self, state: ReindexState, items: list[tuple[int, int, np.ndarray]]) -> int: ...
+
+    def reindex_finish(self, state: ReindexState) -> tuple[int, int]: ...
+
+    def import_rows(self, rows: Iterable[tuple[int, ImportRow]]) -> ImportOutcome: ...
+
+
+class Store(Protocol):
+    @property
+    def location(self) -> str:
+        """Where the data lives, as a user would name it (a file path; a URL without password)."""
+
+    def own_files(self) -> tuple[Path, ...]:
+        """The files holding the data (an export or backup must never overwrite them)."""
+
+    async def open(self) -> None:
+        """Create or upgrade the schema; raise StoreUnavailable with a hint when it cannot."""
+
+    async def close(self) -> None: ...
+
+    async def read(self, fn: Callable[Concatenate[StoreReader, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run `fn(reader, *args, **kwargs)` off the event loop on a reader."""
+
+    async def write(self, fn: Callable[Concatenate[StoreWriter, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run `fn(writer, *args, **kwargs)` off the event loop on the writer."""
+
+    @property
+    def erasure_pending(self) -> bool:
+        """True while a copy of forgotten text may survive outside the tables (a log)."""
+
+    def owe_erasure(self) -> None:
+        """A forget could not clear every copy yet: keep trying in the background."""
+
+    async def backup(self, target: Path, *, force: bool, verify: bool) -> BackupResult:
+        """A consistent copy of the whole store in one file while servers keep writing; raises
+        InvalidInput naming the right tool where the backend has its own (pg_dump)."""
+
+    async def settle_erasure(self, wait_ms: int) -> bool:
+        """Try to clear what a forget left behind, waiting up to `wait_ms`; True when nothing is left."""

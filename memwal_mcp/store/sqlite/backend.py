@@ -1,0 +1,70 @@
+"""SQLiteStore: the contract's async face over one SQLite file (see store/contract.py).
+
+A writer and a reader connection, each on its own thread (store/sqlite/database.py); units of
+work run there against a SQLiteReader / SQLiteWriter view.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
+
+import anyio
+
+from ..contract import StoreReader, StoreWriter
+from ..records import BackupResult
+from .backup import backup_database
+from .database import Database
+from .views import SQLiteReader, SQLiteWriter
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+class SQLiteStore:
+    def __init__(self, path: Path) -> None:
+        self.db = Database(path)
+
+    @property
+    def path(self) -> Path:
+        return self.db.path
+
+    @property
+    def location(self) -> str:
+        return str(self.db.path)
+
+    def own_files(self) -> tuple[Path, ...]:
+        return (self.db.path,)
+
+    async def open(self) -> None:
+        await self.db.open()
+
+    async def close(self) -> None:
+        await self.db.close()
+
+    async def read(self, fn: Callable[Concatenate[StoreReader, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        def run(conn: sqlite3.Connection) -> T:
+            return fn(SQLiteReader(conn), *args, **kwargs)
+
+        return await self.db.read(run)
+
+    async def write(self, fn: Callable[Concatenate[StoreWriter, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        def run(conn: sqlite3.Connection) -> T:
+            return fn(SQLiteWriter(conn), *args, **kwargs)
+
+        return await self.db.write(run)
+
+    @property
+    def erasure_pending(self) -> bool:
+        return self.db.wal_owed
+
+    def owe_erasure(self) -> None:
+        self.db.owe_wal_truncation()
+
+    async def backup(self, target: Path, *, force: bool, verify: bool) -> BackupResult:
+        return await anyio.to_thread.run_sync(lambda: backup_database(self.db.path, target, force=force, verify=verify))
+
+    async def settle_erasure(self, wait_ms: int) -> bool:
+        return await self.db.settle_wal(wait_ms)
