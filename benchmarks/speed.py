@@ -150,7 +150,7 @@ async def remember_latency(
         if not worker:
             await run_worker(service, "remembered jobs", len(texts))
         else:
-            while await service.store.db.read(queued_count):
+            while await service.store.read(queued_count):
                 await asyncio.sleep(0.05)
     return ms
 
@@ -265,9 +265,8 @@ async def measure_size(
     args: argparse.Namespace, db_path: Path, embedder: Any, owner: str, start: int, size: int, workdir: Path
 ) -> dict[str, Any]:
     from memwal_mcp.service import MemoryService
-    from memwal_mcp.store.sqlite import jobs as job_store
 
-    from .speed_fill import grow
+    from .speed_fill import grow, lane_of
 
     out: dict[str, Any] = {"size": size}
     fill_service = MemoryService(_settings(db_path), embedder=embedder)
@@ -284,12 +283,8 @@ async def measure_size(
             args.curate_sample,
             args.raw_max,
         )
-        lane = await fill_service.store.db.read(job_store.lane_id, owner, NAMESPACE)
-        live = await fill_service.store.db.read(
-            lambda c: c.execute(
-                "SELECT COUNT(*) FROM memories WHERE lane_id = ? AND status = 'live'", (lane,)
-            ).fetchone()[0]
-        )
+        lane = await fill_service.store.read(lane_of, owner, NAMESPACE)
+        live = await fill_service.store.read(lambda reader: reader.live_count(lane))
     out["fill"] = {
         "mode": args.fill,
         "added": fill.added,

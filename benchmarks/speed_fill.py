@@ -5,31 +5,28 @@ many per hop to the writer thread. Then, with the `worker` fill, the real
 `CurationWorker` curates all of them (`run_once` until nothing is due: claim the
 lane, embed each batch in one call, evaluate, apply, mark done) and that time is
 the curation figure. With the `direct` fill, all but the last `sample` jobs are
-curated by a bulk loader that writes exactly what the no-LLM worker would (an
-occurrence for an exact normalized-text repeat, otherwise a new memory with its
-vector, via the store functions the worker uses) but skips the kNN nomination,
-which without an LLM never changes the outcome; the last `sample` jobs then go
-through the real worker, at full lane size, and give the curation figure.
+curated by a bulk loader: the worker's own write path (`curate_until_llm`, under the
+lane's lease) in batches of BULK_EMBED, without the worker's scheduling and pauses; the
+nominees of what it creates are counted afterwards, as the no-LLM worker does. The last
+`sample` jobs then go through the real worker, at full lane size, and give the curation
+figure.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import numpy as np
 
 from memwal_mcp.curation import deferred
-from memwal_mcp.normalize import norm_key, normalize_text
-from memwal_mcp.store.sqlite import jobs as job_store
-from memwal_mcp.store.sqlite import memories
-from memwal_mcp.store.sqlite.database import transaction
+from memwal_mcp.curation.apply import curate_until_llm
+from memwal_mcp.store import StoreReader, StoreWriter
+from memwal_mcp.store.leases import lease_holder_id
 
 from . import speed_data
 
@@ -64,65 +61,24 @@ class Fill:
         return self.raw_texts / self.raw_s if self.raw_s > 0 else float("nan")
 
 
-def _queue(conn: sqlite3.Connection, owner: str, namespace: str, texts: Sequence[str]) -> None:
-    for text in texts:
-        job_store.insert_job(conn, owner, namespace, text, None, time.time())
+def _queue(writer: StoreWriter, owner: str, namespace: str, texts: Sequence[str]) -> None:
+    for text in texts:  # each insert is its own transaction, as a remember's is
+        writer.insert_job(owner, namespace, text, None, time.time())
 
 
-def _bulk_apply(
-    conn: sqlite3.Connection, batch: Sequence[job_store.QueuedJob], vectors: np.ndarray, model_id: str
-) -> int:
-    """What the no-LLM worker writes for each job, minus the kNN nomination; one transaction."""
-    created = 0
-    with transaction(conn):
-        for job, vector in zip(batch, vectors):
-            now = time.time()
-            key = norm_key(job.text)
-            same = [
-                r
-                for r in memories.live_by_norm_key(conn, job.lane_id, key)
-                if normalize_text(r[2]) == normalize_text(job.text)
-            ]
-            if same:
-                memories.add_occurrence(conn, same[0][0], now)
-                job_store.mark_done(conn, job.id, "occurrence", same[0][1], now)
-                memories.bump_counters(conn, ["curation_occurrence"])
-                continue
-            _, memory_id = memories.create_memory(
-                conn,
-                owner=job.owner,
-                namespace=job.namespace,
-                lane=job.lane_id,
-                body=job.text,
-                key=key,
-                source_job_id=job.id,
-                vector=vector,
-                model_id=model_id,
-                now=now,
-                occurred_at=job.occurred_at,
-                created_at=job.created_at,
-            )
-            job_store.mark_done(conn, job.id, "created", memory_id, now)
-            memories.bump_counters(conn, ["curation_created"])
-            created += 1
-    return created
+def queued_count(reader: StoreReader) -> int:
+    return reader.queue_counts().get("queued", 0)
 
 
-def _queued_in_lane(conn: sqlite3.Connection, lane: int) -> int:
-    return conn.execute(
-        "SELECT COUNT(*) FROM remember_jobs WHERE lane_id = ? AND status = 'queued'", (lane,)
-    ).fetchone()[0]
-
-
-def queued_count(conn: sqlite3.Connection) -> int:
-    return conn.execute("SELECT COUNT(*) FROM remember_jobs WHERE status = 'queued'").fetchone()[0]
+def lane_of(reader: StoreReader, owner: str, namespace: str) -> int:
+    return next(lane.id for lane in reader.owner_lanes(owner) if lane.namespace == namespace)
 
 
 async def _progress(service: Any, label: str, total: int, every_s: float = 15.0) -> None:
     started = time.perf_counter()
     while True:
         await anyio.sleep(every_s)
-        left = await service.store.db.read(queued_count)
+        left = await service.store.read(queued_count)
         done = total - left
         rate = done / (time.perf_counter() - started)
         eta = left / rate if rate > 0 else float("inf")
@@ -178,7 +134,7 @@ async def grow(
     queue_started = time.perf_counter()
     for chunk in range(start, stop, QUEUE_CHUNK):
         texts = list(speed_data.facts(seed, chunk, min(stop, chunk + QUEUE_CHUNK)))
-        await service.store.db.write(_queue, owner, namespace, texts)
+        await service.store.write(_queue, owner, namespace, texts)
     queue_s = time.perf_counter() - queue_started
     log.info("queued %d jobs in %.1f s (%.0f/s)", added, queue_s, added / queue_s)
 
@@ -188,8 +144,8 @@ async def grow(
         bulk_s = await _bulk(service, embedder, owner, namespace, added - timed)
     # Jobs an interrupted earlier run left queued (a continued --db) are curated and timed
     # too; they are the facts just before these, so the raw sample stays the same texts.
-    lane = await service.store.db.read(job_store.lane_id, owner, namespace)
-    timed = await service.store.db.read(_queued_in_lane, lane)
+    lane = await service.store.read(lane_of, owner, namespace)
+    timed = await service.store.read(queued_count)
 
     sampled = list(speed_data.facts(seed, stop - timed, stop))
     if len(sampled) > raw_max:  # evenly spaced, so the length mix is the same
@@ -202,7 +158,7 @@ async def grow(
     # A running worker keeps the lane's matrix in step batch by batch; the bulk loader did not,
     # so bring it up to date first (timed apart: a server pays this once, at its first search).
     sync_started = time.perf_counter()
-    await service.store.db.read(memories.lane_batch_search, lane)
+    await service.store.read(lambda reader: reader.vector_search(lane))
     sync_s = time.perf_counter() - sync_started
     # Likewise the curation copies of the model (a server loads them at its first burst):
     # the timed part is the steady rate, not one load's.
@@ -263,21 +219,42 @@ def _load_copies(embedder: Any) -> None:
 
 async def _bulk(service: Any, embedder: Any, owner: str, namespace: str, count: int) -> float:
     started = time.perf_counter()
-    await service.store.db.write(memories.ensure_vector_table, embedder.model_id, embedder.dim)
-    lane = await service.store.db.read(job_store.lane_id, owner, namespace)
+    settings = service.settings.curation
+    await service.store.write(lambda writer: writer.ensure_vector_table(embedder.model_id, embedder.dim))
+    lane = await service.store.read(lane_of, owner, namespace)
+    holder = lease_holder_id()
+    claimed = await service.store.write(lambda writer: writer.claim_lane(holder, 3600.0, time.time()))
+    assert claimed is not None and claimed.id == lane, "the benchmark's lane has no due jobs"
     done = 0
     last_log = started
-    while done < count:
-        batch = await service.store.db.read(job_store.next_batch, lane, min(BULK_EMBED, count - done), time.time())
-        if not batch:
-            break
-        vectors = await anyio.to_thread.run_sync(embedder.embed_documents, [job.text for job in batch])
-        await service.store.db.write(_bulk_apply, batch, vectors, embedder.model_id)
-        done += len(batch)
-        if time.perf_counter() - last_log > 15:
-            last_log = time.perf_counter()
-            rate = done / (last_log - started)
-            log.info("direct fill: %d/%d, %.0f/s, about %.0f s left", done, count, rate, (count - done) / rate)
+    try:
+        while done < count:
+            size = min(BULK_EMBED, count - done)
+            batch = await service.store.read(lambda reader: reader.next_batch(lane, size, time.time()))
+            if not batch:
+                break
+            vectors = await anyio.to_thread.run_sync(embedder.embed_documents, [job.text for job in batch])
+            by_job = {job.id: vector for job, vector in zip(batch, vectors)}
+            await service.store.write(
+                lambda writer: curate_until_llm(
+                    writer,
+                    lane=lane,
+                    holder=holder,
+                    settings=settings,
+                    llm_hold_s=3600.0,
+                    batch=batch,
+                    vectors=by_job,
+                    model_id=embedder.model_id,
+                    llm_available=False,
+                )
+            )
+            done += len(batch)
+            if time.perf_counter() - last_log > 15:
+                last_log = time.perf_counter()
+                rate = done / (last_log - started)
+                log.info("direct fill: %d/%d, %.0f/s, about %.0f s left", done, count, rate, (count - done) / rate)
+    finally:
+        await service.store.write(lambda writer: writer.release_lease(lane, holder))
     seconds = time.perf_counter() - started
     log.info("direct fill: %d jobs in %.1f s", done, seconds)
     return seconds

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from memwal_mcp.curation.evaluator import evaluate
-from memwal_mcp.recall.lexical import fts_query
-from memwal_mcp.store.sqlite import fts, memories
+from memwal_mcp.recall.lexical import content_terms
 from memwal_mcp.store.sqlite.connection import connect
+from memwal_mcp.store.sqlite.views import SQLiteReader
 
 log = logging.getLogger("benchmarks.speed")
 
@@ -60,6 +60,7 @@ def _steps(
 ) -> _Steps:
     from memwal_mcp.recall import search as search_module
 
+    reader = SQLiteReader(conn)
     step = _Steps()
     k = 100  # recall.search's first pool for limit=10: max(limit * 4, 100)
     for query in queries:
@@ -67,27 +68,31 @@ def _steps(
         if hasattr(cache, "clear"):
             cache.clear()
         qv = step("recall: embed query", lambda: embedder.embed_query(query))
-        match = fts_query(query)
-        dense = step(f"recall: memories.knn k={k} (in-memory matrix)", lambda: memories.knn(conn, lane, qv, k), [])
-        lexical = step(f"recall: fts.search (FTS5 BM25) limit {k}", lambda: fts.search(conn, [lane], match, k)[0], [])
-        rowids = list({r for r, _ in dense} | {r for r, _ in lexical})
-        step("recall: memories_by_rowid (candidate rows)", lambda: memories.memories_by_rowid(conn, rowids))
+        terms = content_terms(query)
+        dense = step(
+            f"recall: vector_search k={k} (in-memory matrix)", lambda: reader.vector_search(lane)(qv[None], k)[0], []
+        )
+        lexical = step(
+            f"recall: text_search (FTS5 BM25) limit {k}", lambda: reader.text_search([lane], terms, k)[0], []
+        )
+        pks = list({r for r, _ in dense} | {r for r, _ in lexical})
+        step("recall: memories_by_pk (candidate rows)", lambda: reader.memories_by_pk(pks))
         in_dense = {r for r, _ in dense}
         missing = [r for r, _ in lexical if r not in in_dense]
-        step("recall: cosines of word-only candidates (matrix)", lambda: memories.cosines(conn, lane, qv, missing))
+        step("recall: cosines of word-only candidates (matrix)", lambda: reader.cosines(lane, qv, missing))
         ranks = dict(lexical)
         step(
             "recall: candidates, kNN and word matches joined (search._candidates)",
-            lambda: search_module._candidates(conn, [lane], qv, ranks, (dict(dense), len(dense) < k)),
+            lambda: search_module._candidates(reader, [lane], qv, ranks, (dict(dense), len(dense) < k)),
         )
     for text, vector in zip(texts, vectors):
         step(
             "curation: evaluate() (exact match + kNN nomination)",
-            lambda: evaluate(conn, lane, text, vector, settings.curation, True),
+            lambda: evaluate(reader, lane, text, vector, settings.curation, True),
         )  # llm_available: the inline scan
         step(
-            f"curation: memories.knn k={settings.curation.nominator_k} (matrix)",
-            lambda: memories.knn(conn, lane, vector, settings.curation.nominator_k),
+            f"curation: vector_search k={settings.curation.nominator_k} (matrix)",
+            lambda: reader.vector_search(lane)(vector[None], settings.curation.nominator_k),
         )
     return step
 

@@ -21,6 +21,7 @@ from ..normalize import norm_key
 from ..store import StoreReader, StoreWriter, VectorMatch
 from ..store.records import JobWithdrawn, QueuedJob
 from .evaluator import Evaluation, evaluate
+from .nominator import nearest_each
 from .plan import MergePlan
 
 log = logging.getLogger("memwal_mcp.curation")
@@ -153,13 +154,8 @@ class _BatchNominations:
     ) -> None:
         k = settings.nominator_k
         if nearest is None:
-            ids = [job.id for job in batch if job.id in vectors]
-            found = (
-                writer.vector_search(lane)(np.stack([vectors[i] for i in ids]), k, settings.nominator_threshold)
-                if ids
-                else []
-            )
-            nearest = dict(zip(ids, found))
+            wanted = {job.id: vectors[job.id] for job in batch if job.id in vectors}
+            nearest = nearest_each(writer.vector_search(lane), wanted, k, settings.nominator_threshold)
         self._before = nearest
         self._vectors = vectors
         self._k = k

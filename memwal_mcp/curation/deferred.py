@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import anyio
-import numpy as np
 
 from ..config import CurationSettings
 from ..store import Store, StoreWriter, VectorMatch
 from .apply import log_markers
+from .nominator import nearest_each
 
 # Hits asked of the scan beyond k: newer memories among them are not nominees.
 _NEWER_SLACK = 4
@@ -40,12 +40,11 @@ async def count_pass(store: Store, settings: CurationSettings) -> bool:
     found: Found = {}
     if vectors:
         search = await store.read(lambda reader: reader.vector_search(lane))
-        rowids = list(vectors)
         k = settings.nominator_k
         hits = await anyio.to_thread.run_sync(
-            search, np.stack([vectors[r] for r in rowids]), k * _NEWER_SLACK, settings.nominator_threshold
+            nearest_each, search, vectors, k * _NEWER_SLACK, settings.nominator_threshold
         )
-        found = {rowid: older_nominees(rowid, near, k) for rowid, near in zip(rowids, hits)}
+        found = {pk: older_nominees(pk, near, k) for pk, near in hits.items()}
     await store.write(record_counts, items, found)
     return True
 

@@ -7,14 +7,17 @@ evaluated), cosine >= threshold. Without one: a degraded lexical path over FTS5.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
 from ..embedding import readable
 from ..recall.lexical import query_tokens
-from ..store import StoreReader, VectorMatch
+from ..store import StoreReader, VectorMatch, VectorSearch
 from .prompt import Nominee
+
+K = TypeVar("K")
 
 LEXICAL_TERMS = 8
 LEXICAL_MIN_CHARS = 3
@@ -31,6 +34,19 @@ def _hydrate(reader: StoreReader, lane: int, scored: Sequence[tuple[int, float |
     ]
 
 
+def nearest_each(
+    search: VectorSearch, vectors: Mapping[K, np.ndarray], k: int, threshold: float
+) -> dict[K, list[VectorMatch]]:
+    """The one nomination scan: for each vector, its k most similar memories of the lane at or
+    above the threshold, from one matrix product over the lane. The worker runs it for a batch
+    before its write transaction (off the writer, which every remember waits for), the batch's
+    later runs inside it, and the no-LLM path afterwards to count what it would have nominated."""
+    keys = list(vectors)
+    if not keys:
+        return {}
+    return dict(zip(keys, search(np.stack([vectors[key] for key in keys]), k, threshold)))
+
+
 def vector_nominees(
     reader: StoreReader,
     lane: int,
@@ -44,8 +60,9 @@ def vector_nominees(
     model cannot read has the zero vector: it resembles nothing, whatever the threshold."""
     if not readable(vector):
         return []
-    found = reader.vector_search(lane)(vector[None], k)[0] if candidates is None else candidates
-    scored = sorted(((rowid, sim) for rowid, sim in found if sim >= threshold), key=lambda c: -c[1])[:k]
+    if candidates is None:
+        candidates = nearest_each(reader.vector_search(lane), {0: vector}, k, threshold)[0]
+    scored = sorted(((pk, sim) for pk, sim in candidates if sim >= threshold), key=lambda c: -c[1])[:k]
     return _hydrate(reader, lane, scored)
 
 

@@ -28,6 +28,7 @@ from .apply import LeaseLost, apply_plan, curate_until_llm, needs_vector, record
 from .deferred import count_pass
 from .evaluator import Evaluation
 from .llm import Decider
+from .nominator import nearest_each
 from .plan import MergePlan, plan_outcome
 
 log = logging.getLogger("memwal_mcp.curation")
@@ -284,14 +285,12 @@ class CurationWorker:
         (64 x 1M vectors: 177 ms a batch). It keeps normal priority: at nice +10, like the
         embedding copies, curation at 1M lost 4 % (132 vs 137-139/s) and recalls beside it
         gained nothing measurable (400-450 ms p50 at 1M either way)."""
-        ids = [job.id for job in batch if job.id in vectors]
-        if not ids:
+        wanted = {job.id: vectors[job.id] for job in batch if job.id in vectors}
+        if not wanted:
             return None
         search = await self._store.read(lambda reader: reader.vector_search(lane))
-        found = await anyio.to_thread.run_sync(
-            search, np.stack([vectors[i] for i in ids]), self._settings.nominator_k, self._settings.nominator_threshold
-        )
-        return dict(zip(ids, found))
+        k, threshold = self._settings.nominator_k, self._settings.nominator_threshold
+        return await anyio.to_thread.run_sync(nearest_each, search, wanted, k, threshold)
 
     def _background(self, embedder: Embedder) -> Callable[[Sequence[str]], np.ndarray]:
         """The low-priority embedding; with an LLM, the nomination scans run beside it."""

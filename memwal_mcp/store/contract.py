@@ -154,6 +154,9 @@ class StoreReader(Protocol):
     # --- jobs and lanes --------------------------------------------------------
     def owner_lanes(self, owner: str) -> list[Lane]: ...
 
+    def live_count(self, lane: int) -> int:
+        """Live memories in the lane."""
+
     def jobs_by_id(self, owner: str, job_ids: Sequence[str]) -> dict[str, Job]: ...
 
     def jobs_for_memories(self, owner: str, memory_ids: Sequence[str]) -> list[Job]: ...

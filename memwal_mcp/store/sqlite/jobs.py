@@ -46,6 +46,12 @@ def owner_lanes(conn: sqlite3.Connection, owner: str) -> list[Lane]:
     return [Lane(*row) for row in rows]
 
 
+def live_count(conn: sqlite3.Connection, lane: int) -> int:
+    """Live memories in the lane, from the count the memory triggers keep (migration 009)."""
+    row = conn.execute("SELECT live_count FROM lanes WHERE id = ?", (lane,)).fetchone()
+    return row[0] if row else 0
+
+
 def insert_job(
     conn: sqlite3.Connection,
     owner: str,

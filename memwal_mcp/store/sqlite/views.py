@@ -130,6 +130,9 @@ class SQLiteReader:
     def owner_lanes(self, owner: str) -> list[Lane]:
         return jobs.owner_lanes(self.conn, owner)
 
+    def live_count(self, lane: int) -> int:
+        return jobs.live_count(self.conn, lane)
+
     def jobs_by_id(self, owner: str, job_ids: Sequence[str]) -> dict[str, Job]:
         return jobs.jobs_by_id(self.conn, owner, job_ids)
 
