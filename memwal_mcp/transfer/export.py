@@ -26,7 +26,7 @@ from ..errors import InvalidInput
 from ..service import MemoryService
 from ..store import StoreReader
 from ..store.files import check_destination, place, reserve_staging
-from .format import Header, JobOut, LaneOut, MemoryOut, RevisionOut, TombstoneOut, dump
+from .format import Header, JobLine, LaneLine, MemoryLine, RevisionLine, TombstoneLine, dump
 
 # Progress is advanced once per this many records (tqdm per line would cost more than the write).
 _TICK = 200
@@ -40,11 +40,11 @@ class ExportSummary:
 
 
 def _records(reader: StoreReader, owner: str | None) -> Iterator[BaseModel]:
-    yield from (LaneOut(owner=r.owner, namespace=r.namespace) for r in reader.iter_lanes(owner))
-    yield from (JobOut.of(j) for j in reader.iter_jobs(owner))
-    yield from (MemoryOut.of(m) for m in reader.iter_memories(owner))
-    yield from (RevisionOut.of(r) for r in reader.iter_revisions(owner))
-    yield from (TombstoneOut.of(t) for t in reader.iter_tombstones(owner))
+    yield from (LaneLine(owner=r.owner, namespace=r.namespace) for r in reader.iter_lanes(owner))
+    yield from (JobLine.of(j) for j in reader.iter_jobs(owner))
+    yield from (MemoryLine.of(m) for m in reader.iter_memories(owner))
+    yield from (RevisionLine.of(r) for r in reader.iter_revisions(owner))
+    yield from (TombstoneLine.of(t) for t in reader.iter_tombstones(owner))
 
 
 def _write(reader: StoreReader, owner: str | None, out: IO[str], progress: bool) -> tuple[list[str], dict]:

@@ -50,7 +50,7 @@ class Header(_Record):
     vector_model: str | None = None
 
 
-class LaneOut(_Record):
+class LaneLine(_Record):
     type: Literal["lane"] = "lane"
     owner: Owner
     namespace: Namespace
@@ -59,7 +59,7 @@ class LaneOut(_Record):
         return LaneRow(self.owner, self.namespace)
 
 
-class JobOut(_Record):
+class JobLine(_Record):
     type: Literal["job"] = "job"
     id: Id
     owner: Owner
@@ -76,7 +76,7 @@ class JobOut(_Record):
     updated_at: Time
 
     @classmethod
-    def of(cls, job: Job) -> JobOut:
+    def of(cls, job: Job) -> JobLine:
         return cls(
             id=job.id,
             owner=job.owner,
@@ -111,7 +111,7 @@ class JobOut(_Record):
         )
 
 
-class MemoryOut(_Record):
+class MemoryLine(_Record):
     type: Literal["memory"] = "memory"
     id: Id
     owner: Owner
@@ -126,14 +126,14 @@ class MemoryOut(_Record):
     updated_at: Time
 
     @classmethod
-    def of(cls, memory: MemoryRecord) -> MemoryOut:
+    def of(cls, memory: MemoryRecord) -> MemoryLine:
         return cls(**{name: getattr(memory, name) for name in MemoryRecord.__slots__})
 
     def row(self) -> MemoryRecord:
         return MemoryRecord(**self.model_dump(exclude={"type"}))
 
 
-class RevisionOut(_Record):
+class RevisionLine(_Record):
     type: Literal["revision"] = "revision"
     owner: Owner
     memory_id: Id
@@ -146,7 +146,7 @@ class RevisionOut(_Record):
     created_at: Time
 
     @classmethod
-    def of(cls, revision: RevisionRow) -> RevisionOut:
+    def of(cls, revision: RevisionRow) -> RevisionLine:
         fields = {name: getattr(revision, name) for name in RevisionRow.__slots__}
         return cls(**{**fields, "merged_ids": list(revision.merged_ids)})
 
@@ -155,7 +155,7 @@ class RevisionOut(_Record):
         return RevisionRow(**{**fields, "merged_ids": tuple(self.merged_ids)})
 
 
-class TombstoneOut(_Record):
+class TombstoneLine(_Record):
     """A forgotten memory: that it existed, whose it was, and when it was forgotten. Never its text.
 
     The optional fields after `forgotten_at` (added within version 1) are the emptied memory's
@@ -175,14 +175,14 @@ class TombstoneOut(_Record):
     updated_at: Time | None = None
 
     @classmethod
-    def of(cls, tombstone: TombstoneRow) -> TombstoneOut:
+    def of(cls, tombstone: TombstoneRow) -> TombstoneLine:
         return cls(**{name: getattr(tombstone, name) for name in TombstoneRow.__slots__})
 
     def row(self) -> TombstoneRow:
         return TombstoneRow(**self.model_dump(exclude={"type"}))
 
 
-Record = Annotated[LaneOut | JobOut | MemoryOut | RevisionOut | TombstoneOut, Field(discriminator="type")]
+Record = Annotated[LaneLine | JobLine | MemoryLine | RevisionLine | TombstoneLine, Field(discriminator="type")]
 _RECORD = TypeAdapter(Record)
 
 # --- the official MCP memory server's memory.json (JSON Lines) -------------
