@@ -59,13 +59,18 @@ class Dataset:
         )
 
 
-def _string(obj: dict, field: str, where: str, required: bool = True) -> str | None:
+def _optional(obj: dict, field: str, where: str) -> str | None:
+    value = obj.get(field)
+    if value is not None and not isinstance(value, str):
+        raise DatasetError(f"{where}: {field!r} must be a string, got {value!r}")
+    return value
+
+
+def _string(obj: dict, field: str, where: str) -> str:
     value = obj.get(field)
     if value is None:
-        if required:
-            raise DatasetError(f"{where}: missing {field!r}")
-        return None
-    if not isinstance(value, str) or (required and not value.strip()):
+        raise DatasetError(f"{where}: missing {field!r}")
+    if not isinstance(value, str) or not value.strip():
         raise DatasetError(f"{where}: {field!r} must be a non-empty string, got {value!r}")
     return value
 
@@ -92,8 +97,8 @@ def load_dataset(path: Path) -> Dataset:
                         id=_string(obj, "id", where),
                         owner=_string(obj, "owner", where),
                         text=_string(obj, "text", where),
-                        namespace=_string(obj, "namespace", where, required=False),
-                        occurred_at=_string(obj, "occurred_at", where, required=False),
+                        namespace=_optional(obj, "namespace", where),
+                        occurred_at=_optional(obj, "occurred_at", where),
                     )
                 )
             elif kind == "query":
@@ -134,7 +139,7 @@ def load_dataset(path: Path) -> Dataset:
         if not kept:
             log.warning("%s: query %s has no usable evidence; skipped", where, query_id)
             continue
-        namespace = _string(obj, "namespace", where, required=False)
+        namespace = _optional(obj, "namespace", where)
         if namespace is None:
             # No namespace given: search where the evidence lives (if it all lives in one).
             spaces = {by_id[item].namespace or "default" for item in kept}

@@ -40,14 +40,18 @@ async def run(db_path: Path, memories: int, queries: int) -> str:
     from memwal_mcp.config import load_settings
     from memwal_mcp.service import MemoryService
     from memwal_mcp.store.sqlite import jobs as job_store
+    from memwal_mcp.store.sqlite.backend import SQLiteStore
     from memwal_mcp.store.sqlite.database import transaction
 
     settings = load_settings(db_path=db_path)
     service = MemoryService(settings)
     texts = speed_data.queries(11, 1_000_000, queries)
     async with service.running(worker=False):
+        store = service.store
+        if not isinstance(store, SQLiteStore):  # it fakes a backlog of nominations in SQLite's own tables
+            raise SystemExit("recall_busy measures the SQLite backend: run it with MEMWAL_DB_PATH, not a database URL")
         owner = settings.owner
-        lane = await service.store.db.read(job_store.lane_id, owner, NAMESPACE)
+        lane = await store.db.read(job_store.lane_id, owner, NAMESPACE)
         if lane is None:
             raise SystemExit(f"{db_path} has no lane {owner}/{NAMESPACE}: fill it with benchmarks.speed --db first")
         await service.recall(owner, "warm-up: load the model and the lane", limit=10)
@@ -62,7 +66,7 @@ async def run(db_path: Path, memories: int, queries: int) -> str:
             with transaction(conn):
                 _defer_newest(conn, lane, memories)
 
-        await service.store.db.write(defer)
+        await store.db.write(defer)
         counting = asyncio.get_running_loop().create_task(count_deferred(service))
         busy = []
         for query in texts[queries // 3 :]:
@@ -72,7 +76,7 @@ async def run(db_path: Path, memories: int, queries: int) -> str:
             await service.recall(owner, query, limit=10)
             busy.append((time.perf_counter() - started) * 1000)
         counted, counting_s = await counting
-        size = await service.store.db.read(
+        size = await store.db.read(
             lambda conn: conn.execute("SELECT live_count FROM lanes WHERE id = ?", (lane,)).fetchone()[0]
         )
 

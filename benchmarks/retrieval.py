@@ -261,7 +261,7 @@ def _clear_query_cache(embedder: Any) -> None:
     # The embedder caches query vectors; a mode run after another would otherwise get
     # its query embeddings for free and report a flattering latency.
     cache = getattr(embedder, "_query_cache", None)
-    if hasattr(cache, "clear"):
+    if cache is not None and hasattr(cache, "clear"):
         cache.clear()
 
 

@@ -321,8 +321,8 @@ def report(
         tools[tool] = {
             "calls": len(values),
             "per_s": round(len(values) / elapsed, 1),
-            "p50_ms": round(1000 * percentile(values, 0.50), 1) if values else None,
-            "p99_ms": round(1000 * percentile(values, 0.99), 1) if values else None,
+            "p50_ms": round(1000 * (percentile(values, 0.50) or 0.0), 1) if values else None,
+            "p99_ms": round(1000 * (percentile(values, 0.99) or 0.0), 1) if values else None,
             "max_ms": round(1000 * max(values), 1) if values else None,
         }
     log_locked = log_text.lower().count(LOCKED)

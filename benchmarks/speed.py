@@ -119,7 +119,7 @@ def maxrss_bytes() -> int:
 
 def _clear_query_cache(embedder: Any) -> None:
     cache = getattr(embedder, "_query_cache", None)
-    if hasattr(cache, "clear"):
+    if cache is not None and hasattr(cache, "clear"):
         cache.clear()
 
 

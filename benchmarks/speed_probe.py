@@ -65,7 +65,7 @@ def _steps(
     k = 100  # recall.search's first pool for limit=10: max(limit * 4, 100)
     for query in queries:
         cache = getattr(embedder, "_query_cache", None)
-        if hasattr(cache, "clear"):
+        if cache is not None and hasattr(cache, "clear"):
             cache.clear()
         qv = step("recall: embed query", lambda: embedder.embed_query(query))
         terms = content_terms(query)

@@ -65,7 +65,7 @@ def machine_info() -> dict[str, Any]:
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        usable = os.cpu_count()
+        usable = os.cpu_count() or 1
     info: dict[str, Any] = {
         "cpu": model,
         "cores": os.cpu_count(),
