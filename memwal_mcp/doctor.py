@@ -677,7 +677,7 @@ def check_client_command() -> Check:
 
 
 async def run_doctor(settings: Settings, *, created_now: bool = False) -> DoctorReport:
-    store = await anyio.to_thread.run_sync(probe_store, settings.db_path)
+    store = await anyio.to_thread.run_sync(probe_store, settings)
     engine, database = store.engine, store.database
     sqlite = check_sqlite(engine)
     checks: list[Check] = [check_python(), sqlite]

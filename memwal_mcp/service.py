@@ -70,7 +70,7 @@ class Stats:
 class MemoryService:
     def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
         self.settings = settings
-        self._store = open_store(settings.db_path)
+        self._store = open_store(settings)
         self.embedder = LazyEmbedder(settings.embedding, embedder)
         self.worker = CurationWorker(
             self._store,

@@ -73,7 +73,7 @@ async def run_standalone(settings: Settings, args: argparse.Namespace) -> None:
 
     path = settings.db_path.expanduser()
     existed = path.exists()
-    store = open_store(path)
+    store = open_store(settings)
     try:
         await store.open()
         await store.close()

@@ -6,27 +6,28 @@ Nothing outside this package imports a database driver or holds SQL.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .contract import Store, StoreReader, StoreWriter, TextMatch, VectorMatch, VectorSearch
 
 if TYPE_CHECKING:
+    from ..config import Settings
     from .sqlite.health import StoreHealth
 
 
-def open_store(db_path: Path) -> Store:
-    """The backend for this configuration (not opened yet: call `await store.open()`)."""
+def open_store(settings: Settings) -> Store:
+    """The backend the configuration names (not opened yet: `await store.open()`). Today the
+    SQLite file at `db_path` (MEMWAL_DB_PATH); a database URL selects a server backend."""
     from .sqlite.backend import SQLiteStore
 
-    return SQLiteStore(db_path)
+    return SQLiteStore(settings.db_path)
 
 
-def probe_store(db_path: Path) -> StoreHealth:
+def probe_store(settings: Settings) -> StoreHealth:
     """What doctor reports about the engine and the data, without creating anything."""
     from .sqlite.health import probe
 
-    return probe(db_path)
+    return probe(settings.db_path)
 
 
 __all__ = [
