@@ -13,7 +13,7 @@ from ...errors import EmbeddingError
 from ...records import Revision
 from ..contract import VectorMatch, VectorSearch
 from ..records import EXACT_REPEAT, FOLDED_BY_LLM, KeyCopies, MemoryRow
-from . import fts, matrix
+from . import fts, matrix, matrix_sync
 from .database import transaction
 
 # The first vector table's name; `vector_table(conn)` gives the one in use.
@@ -291,19 +291,21 @@ def _no_vectors(queries: np.ndarray, k: int, min_score: float | None = None) -> 
 def vector_search(conn: sqlite3.Connection, lane: int) -> VectorSearch:
     """Exact kNN over the lane's live vectors as of now (see contract.VectorSearch)."""
     space = _vector_space(conn)
-    return _no_vectors if space is None else _LaneSearch(matrix.synced(conn, *space, lane))
+    return _no_vectors if space is None else _LaneSearch(matrix_sync.synced(conn, *space, lane))
 
 
 def lane_vectors_of(conn: sqlite3.Connection, lane: int, rowids: Sequence[int]) -> dict[int, np.ndarray]:
     """The vectors of these memories of the lane (those that have one), from the lane's matrix."""
     space = _vector_space(conn)
-    return {} if space is None or not rowids else matrix.vectors_in(matrix.synced(conn, *space, lane), list(rowids))
+    return (
+        {} if space is None or not rowids else matrix.vectors_in(matrix_sync.synced(conn, *space, lane), list(rowids))
+    )
 
 
 def cosines(conn: sqlite3.Connection, lane: int, query: np.ndarray, rowids: Sequence[int]) -> dict[int, float]:
     """Cosine of the query with these memories of the lane (those that have a vector)."""
     space = _vector_space(conn)
-    return {} if space is None or not rowids else matrix.cosines(conn, *space, lane, query, list(rowids))
+    return {} if space is None or not rowids else matrix_sync.cosines(conn, *space, lane, query, list(rowids))
 
 
 def average_length(conn: sqlite3.Connection, owner: str) -> float:
