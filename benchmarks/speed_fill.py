@@ -29,6 +29,7 @@ from memwal_mcp.curation import deferred
 from memwal_mcp.normalize import norm_key, normalize_text
 from memwal_mcp.store.sqlite import jobs as job_store
 from memwal_mcp.store.sqlite import memories
+from memwal_mcp.store.sqlite import vectors as vector_store
 from memwal_mcp.store.sqlite.database import transaction
 
 from . import speed_data
@@ -263,7 +264,7 @@ def _load_copies(embedder: Any) -> None:
 
 async def _bulk(service: Any, embedder: Any, owner: str, namespace: str, count: int) -> float:
     started = time.perf_counter()
-    await service.store.db.write(memories.ensure_vector_table, embedder.model_id, embedder.dim)
+    await service.store.db.write(vector_store.ensure_vector_table, embedder.model_id, embedder.dim)
     lane = await service.store.db.read(job_store.lane_id, owner, namespace)
     done = 0
     last_log = started

@@ -22,6 +22,7 @@ import numpy as np
 from memwal_mcp.curation.evaluator import evaluate
 from memwal_mcp.recall.lexical import fts_query
 from memwal_mcp.store.sqlite import fts, memories
+from memwal_mcp.store.sqlite import vectors as vector_store
 from memwal_mcp.store.sqlite.connection import connect
 
 log = logging.getLogger("benchmarks.speed")
@@ -74,7 +75,7 @@ def _steps(
         step("recall: memories_by_rowid (candidate rows)", lambda: memories.memories_by_rowid(conn, rowids))
         in_dense = {r for r, _ in dense}
         missing = [r for r, _ in lexical if r not in in_dense]
-        step("recall: cosines of word-only candidates (matrix)", lambda: memories.cosines(conn, lane, qv, missing))
+        step("recall: cosines of word-only candidates (matrix)", lambda: vector_store.cosines(conn, lane, qv, missing))
         ranks = dict(lexical)
         step(
             "recall: candidates, kNN and word matches joined (search._candidates)",

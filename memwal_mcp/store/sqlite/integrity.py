@@ -21,7 +21,7 @@ from contextlib import contextmanager
 
 from ..records import Problem, StoreCounts
 from . import fts
-from .memories import UNEMBEDDABLE, VECTOR_TABLE
+from .vectors import UNEMBEDDABLE, VECTOR_TABLE
 
 # Decisions a done job may carry (curation/apply.py, curation/plan.py, lifecycle.forget_memory).
 DECISIONS = ("created", "occurrence", "skipped", "updated", "consolidated", "appended", "forgotten")
