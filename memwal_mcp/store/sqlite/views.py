@@ -35,7 +35,20 @@ from ..records import (
     TokenRow,
     TombstoneRow,
 )
-from . import fts, integrity, jobs, lifecycle, memories, reindex, revisions, tokens, transfer, unindexed_fts, vectors
+from . import (
+    fts,
+    integrity,
+    jobs,
+    lifecycle,
+    memories,
+    reindex,
+    revisions,
+    tokens,
+    transfer_export,
+    transfer_import,
+    unindexed_fts,
+    vectors,
+)
 from .database import transaction
 
 
@@ -178,7 +191,7 @@ class SQLiteReader:
         return reindex.next_batch(self.conn, after, limit)
 
     def unembedded_count(self, owners: Sequence[str] | None) -> int:
-        return transfer.unembedded_count(self.conn, owners)
+        return transfer_import.unembedded_count(self.conn, owners)
 
     def check(self) -> tuple[list[Problem], StoreCounts]:
         return integrity.check_store(self.conn)
@@ -188,32 +201,32 @@ class SQLiteReader:
 
     @contextmanager
     def _snapshot(self) -> Iterator[None]:
-        with transfer.read_snapshot(self.conn):
+        with transfer_export.read_snapshot(self.conn):
             yield
 
     def snapshot(self) -> AbstractContextManager[None]:
         return self._snapshot()
 
     def export_counts(self, owner: str | None) -> dict[Kind, int]:
-        return transfer.export_counts(self.conn, owner)
+        return transfer_export.export_counts(self.conn, owner)
 
     def exported_owners(self, owner: str | None) -> list[str]:
-        return transfer.exported_owners(self.conn, owner)
+        return transfer_export.exported_owners(self.conn, owner)
 
     def iter_lanes(self, owner: str | None) -> Iterator[LaneRow]:
-        return transfer.iter_lanes(self.conn, owner)
+        return transfer_export.iter_lanes(self.conn, owner)
 
     def iter_jobs(self, owner: str | None) -> Iterator[Job]:
-        return transfer.iter_jobs(self.conn, owner)
+        return transfer_export.iter_jobs(self.conn, owner)
 
     def iter_memories(self, owner: str | None) -> Iterator[MemoryRecord]:
-        return transfer.iter_memories(self.conn, owner)
+        return transfer_export.iter_memories(self.conn, owner)
 
     def iter_revisions(self, owner: str | None) -> Iterator[RevisionRow]:
-        return transfer.iter_revisions(self.conn, owner)
+        return transfer_export.iter_revisions(self.conn, owner)
 
     def iter_tombstones(self, owner: str | None) -> Iterator[TombstoneRow]:
-        return transfer.iter_tombstones(self.conn, owner)
+        return transfer_export.iter_tombstones(self.conn, owner)
 
 
 class SQLiteWriter(SQLiteReader):
@@ -378,4 +391,4 @@ class SQLiteWriter(SQLiteReader):
         return reindex.finish(self.conn, state)
 
     def import_rows(self, rows: Iterable[tuple[int, ImportRow]]) -> ImportOutcome:
-        return transfer.import_rows(self.conn, rows)
+        return transfer_import.import_rows(self.conn, rows)
