@@ -15,7 +15,8 @@ from pathlib import Path
 
 from ...errors import StoreUnavailable
 from .connection import _load_vec, connect, sqlite_module
-from .integrity import Problem, StoreCounts, _table_exists, check_store
+from .integrity import Problem, StoreCounts, check_store
+from .integrity_common import _table_exists
 from .migrations import load_migrations
 from .vectors import vector_model
 
