@@ -6,7 +6,7 @@ import os as _os
 # while they wait for the next one. Beside the embedding model's own threads they took the
 # cores from curation: 240 -> 300 memories/s on 2 cores with one BLAS thread. The one product
 # big enough to gain from more cores, the scan of a large lane, splits itself across them
-# (store/matrix.py). This only works before NumPy is first imported (as in `memwal-mcp`,
+# (store/sqlite/matrix.py). This only works before NumPy is first imported (as in `memwal-mcp`,
 # `python -m memwal_mcp` and `uvx memwal-mcp`); a value already set wins.
 _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 

@@ -22,7 +22,7 @@ from memwal_mcp.embedding import BACKGROUND_COPIES, Embedder, FastEmbedEmbedder
 from memwal_mcp.errors import EmbeddingError
 from memwal_mcp.priority import BACKGROUND_NICE
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store.sqlite import memories
+from memwal_mcp.store.sqlite import vectors
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -205,7 +205,7 @@ async def _bind_then_mismatch(settings: Any, embedder: FastEmbedEmbedder) -> str
         assert kept.job.status == "done", kept.job
         # the database stays bound to the original model
         assert (await second.stats()).vector_model == (embedder.model_id, 384)
-        unembedded = await second.store.db.read(memories.unembedded, 10)
+        unembedded = await second.store.db.read(vectors.unembedded, 10)
         assert [body for _, _, body in unembedded] == [DEPLOYS]
     return str(caught.value)
 
@@ -222,7 +222,7 @@ async def test_database_refuses_a_model_of_another_dimension(
     third = MemoryService(settings, embedder=embedder)
     async with third.running():
         deadline = time.monotonic() + 10
-        while await third.store.db.read(memories.unembedded, 10):
+        while await third.store.db.read(vectors.unembedded, 10):
             assert time.monotonic() < deadline, "the worker never embedded the backlog"
             await asyncio.sleep(0.05)
         result = await third.recall("local", "coffee preferences", limit=1)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memwal_mcp.store.sqlite import fts, memories
+from memwal_mcp.store.sqlite import fts, memories, revisions
 from memwal_mcp.store.sqlite.connection import connect
 from memwal_mcp.store.sqlite.jobs import ensure_lane
 from memwal_mcp.store.sqlite.migrations import apply_migrations
@@ -49,7 +49,7 @@ def store(tmp_path_factory: pytest.TempPathFactory):
                 now=time.time(),
             )
             if i >= size:
-                memories.retire(conn, rowid, "m_elsewhere", time.time())
+                revisions.retire(conn, rowid, "m_elsewhere", time.time())
     conn.execute("COMMIT")
     yield conn, lanes
     conn.close()

@@ -398,7 +398,7 @@ def test_an_unembeddable_memory_is_info_and_a_stray_vector_table_a_warning(copy:
     rowid, memory = one(copy, "SELECT rowid, id FROM memories WHERE status = 'live' AND owner = 'carol'")
     conn = connect(copy)
     try:
-        # What the backlog pass does with a body the model refuses (memories.mark_unembeddable).
+        # What the backlog pass does with a body the model refuses (vectors.mark_unembeddable).
         conn.execute("UPDATE memories SET vector_model = '-' WHERE rowid = ?", (rowid,))
         conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (rowid,))
         conn.execute(
@@ -485,13 +485,13 @@ def test_backup_cli_refuses_to_overwrite_without_force(pristine: Path, tmp_path:
 def test_the_backlog_pass_never_gives_a_forgotten_memory_a_vector(tmp_path: Path):
     import numpy as np
 
-    from memwal_mcp.store.sqlite import jobs, lifecycle, memories
+    from memwal_mcp.store.sqlite import jobs, lifecycle, memories, vectors
     from memwal_mcp.store.sqlite.migrations import apply_migrations
 
     conn = connect(tmp_path / "memwal.db")
     try:
         apply_migrations(conn)
-        memories.ensure_vector_table(conn, "demo", 4)
+        vectors.ensure_vector_table(conn, "demo", 4)
         job, _ = jobs.insert_job(conn, "local", "default", "Vault code is 1234", None, time.time())
         lane = jobs.lane_id(conn, "local", "default")
         conn.execute("BEGIN")
@@ -510,9 +510,9 @@ def test_the_backlog_pass_never_gives_a_forgotten_memory_a_vector(tmp_path: Path
         jobs.mark_done(conn, job.id, "created", memory, time.time())
         conn.execute("COMMIT")
         # CurationWorker._embed_backlog: read the backlog, embed it off the writer (a forget lands meanwhile), write.
-        backlog = memories.unembedded(conn, 256)
+        backlog = vectors.unembedded(conn, 256)
         lifecycle.forget_memory(conn, "local", memory)
-        memories.set_vectors(conn, [(r, l, b, np.full(4, 0.5, dtype=np.float32)) for r, l, b in backlog], "demo")
+        vectors.set_vectors(conn, [(r, l, b, np.full(4, 0.5, dtype=np.float32)) for r, l, b in backlog], "demo")
 
         assert [p.code for p in find_problems(conn) if p.severity == "error"] == []
         assert conn.execute("SELECT COUNT(*) FROM memory_vectors WHERE rowid = ?", (rowid,)).fetchone() == (0,)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memwal_mcp.store.sqlite import matrix
+from memwal_mcp.store.sqlite import matrix, matrix_slots, matrix_sync
 
 
 def _unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
@@ -107,10 +107,10 @@ async def test_a_lane_read_by_chunks_holds_what_vec0_returns_row_by_row(make_set
         table, dim = conn.execute("SELECT vector_table, dim FROM embedding_meta").fetchone()
         (lane,) = conn.execute("SELECT id FROM lanes WHERE namespace = 'ops'").fetchone()
         by_chunks = matrix.LaneMatrix(0, dim)
-        assert matrix._load_chunks(conn, table, dim, lane, by_chunks) is True
+        assert matrix_sync._load_chunks(conn, table, dim, lane, by_chunks) is True
         rows = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE lane_id = ?", (lane,)).fetchall()
         every = [rowid for (rowid,) in conn.execute("SELECT rowid FROM memories")]  # forgotten and other lane too
-        picked = matrix._vectors_by_chunk(conn, table, dim, every)
+        picked = matrix_sync._vectors_by_chunk(conn, table, dim, every)
         looked_up = {
             rowid: np.frombuffer(blob, dtype=np.float32)
             for rowid, blob in conn.execute(
@@ -131,7 +131,7 @@ async def test_after_a_bulk_change_the_lane_is_read_again_and_search_sees_all_of
 ):
     from memwal_mcp.service import MemoryService
 
-    monkeypatch.setattr(matrix, "_LOAD_ROWS", 4)  # so 20 new memories count as a bulk change
+    monkeypatch.setattr(matrix_sync, "_LOAD_ROWS", 4)  # so 20 new memories count as a bulk change
     settings = make_settings(recall={"mode": "dense"})
     svc = MemoryService(settings, embedder=embedder)
     async with svc.running(worker=False):
@@ -139,20 +139,20 @@ async def test_after_a_bulk_change_the_lane_is_read_again_and_search_sees_all_of
             await svc.remember("local", f"Printer {i} on floor {i} needs toner type T{i}")
         await svc.worker.run_once()
         assert len((await svc.recall("local", "printer toner", limit=50)).hits) == 12  # the lane is cached
-        cached = matrix._lanes[next(k for k in matrix._lanes if k[0].startswith(str(settings.db_path)))]
+        cached = matrix_sync._lanes[next(k for k in matrix_sync._lanes if k[0].startswith(str(settings.db_path)))]
         for i in range(20):
             await svc.remember("local", f"Meeting room {i} seats {i + 4} people and has a screen")
         await svc.worker.run_once()
         result = await svc.recall("local", "meeting room seats", limit=50, min_score=0)  # the printers too
         assert len(result.hits) == 32
-        fresh = matrix._lanes[next(k for k in matrix._lanes if k[0].startswith(str(settings.db_path)))]
+        fresh = matrix_sync._lanes[next(k for k in matrix_sync._lanes if k[0].startswith(str(settings.db_path)))]
         assert fresh is not cached and fresh.size == 32
 
 
 def test_slots_agree_with_a_dict_through_dense_and_sparse_phases(monkeypatch):
-    monkeypatch.setattr(matrix._Slots, "DENSE_MIN", 16)
+    monkeypatch.setattr(matrix_slots._Slots, "DENSE_MIN", 16)
     rng = np.random.default_rng(11)
-    slots, truth = matrix._Slots(), {}
+    slots, truth = matrix_slots._Slots(), {}
     next_rowid = 1000
     modes = set()
     for step in range(3000):

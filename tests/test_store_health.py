@@ -22,8 +22,8 @@ from memwal_mcp.store.sqlite.health import (
     probe_database,
     probe_engine,
 )
-from memwal_mcp.store.sqlite.memories import ensure_vector_table
 from memwal_mcp.store.sqlite.migrations import apply_migrations, load_migrations, migrations_dir
+from memwal_mcp.store.sqlite.vectors import ensure_vector_table
 
 SHIPPED = tuple(SchemaVersion(m.version, m.name) for m in sorted(load_migrations(), key=lambda m: m.version))
 

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from ...errors import StoreUnavailable
 from .connection import _load_vec, connect, sqlite_module
-from .integrity import Problem, StoreCounts, _table_exists, check_store
-from .memories import vector_model
+from .integrity import Problem, StoreCounts, check_store
+from .integrity_common import _table_exists
 from .migrations import load_migrations
+from .vectors import vector_model
 
 BACKEND = "sqlite"
 VECTOR_EXTENSION = "sqlite-vec"

@@ -20,7 +20,7 @@ from dataclasses import replace
 from ...errors import InvalidInput, NotFound
 from ...normalize import norm_key, normalize_text
 from ..records import Forgotten
-from . import fts, memories
+from . import fts, memories, revisions, vectors
 from .connection import BUSY_TIMEOUT_MS, truncate_wal
 from .database import transaction
 
@@ -170,7 +170,7 @@ def _erase(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bo
         conn.execute(f"DELETE FROM deferred_nominations WHERE memory_rowid IN ({row_marks})", rowids)
         # Memories folded together belong to one owner, so one full-text table holds them all.
         fts.remove(conn, lane, rowids, optimize=not fts.secure_delete_supported(conn))
-        table = memories.vector_table(conn)
+        table = vectors.vector_table(conn)
         if table is not None:
             conn.execute(f"DELETE FROM {table} WHERE rowid IN ({row_marks})", rowids)
         conn.execute(
@@ -252,7 +252,7 @@ def undo_last_change(conn: sqlite3.Connection, owner: str, memory_id: str) -> tu
         row, status, _ = found
         if status != "live":
             raise InvalidInput(f"memory {memory_id!r} is {status}; only a live memory can be undone")
-        history = memories.revisions(conn, row.pk)
+        history = revisions.revisions(conn, row.pk)
         if not history:
             raise InvalidInput(f"memory {memory_id!r} has no change to undo")
         undoable = history[0]  # the newest previous body comes back
@@ -264,17 +264,17 @@ def undo_last_change(conn: sqlite3.Connection, owner: str, memory_id: str) -> tu
             for other in listed:
                 got = memories.memory_by_id(conn, owner, other)
                 if got is not None and got[1] == "live" and got[0].lane == row.lane:
-                    memories.retire(conn, got[0].pk, memory_id, now)
+                    revisions.retire(conn, got[0].pk, memory_id, now)
                     restored.append(other)
             decision = "redone"
         else:
-            restored = [i for i in listed if memories.unretire(conn, owner, i, memory_id)]
+            restored = [i for i in listed if revisions.unretire(conn, owner, i, memory_id)]
             if undoable.decision in _FOLDING and undoable.job_id:
                 split = _split_proposal(conn, owner, memory_id, undoable.job_id, now)
                 if split is not None:
                     restored.append(split)
             decision = "undone"
-        memories.replace_body(
+        revisions.replace_body(
             conn,
             rowid=row.pk,
             lane=row.lane,

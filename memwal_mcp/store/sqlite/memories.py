@@ -1,24 +1,23 @@
-"""Curated memories: bodies, their vector and full-text rows, occurrences, counters."""
+"""Curated memories as rows: creating them, finding them, their repeats, and curation's counters.
+
+A memory is a row of `memories` with a full-text row (fts.py) and, once embedded, a vector
+(vectors.py). This module makes and reads the rows: create, find live ones by normalized
+text, record a repeat (occurrence), count the copies of a text for recall, list and look
+up; and the curation counters and deferred nominations written in the same transactions.
+Changes of a memory's body after it was made (merges, retire, undo) are in revisions.py.
+"""
 
 from __future__ import annotations
 
 import secrets
 import sqlite3
-import time
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ...errors import EmbeddingError
-from ...records import Revision
-from ..contract import VectorMatch, VectorSearch
 from ..records import EXACT_REPEAT, FOLDED_BY_LLM, KeyCopies, MemoryRow
-from . import fts, matrix
-from .database import transaction
-
-# The first vector table's name; `vector_table(conn)` gives the one in use.
-VECTOR_TABLE = "memory_vectors"
-
+from . import fts
+from .vectors import _blob, vector_table
 
 _MEMORY_COLUMNS = (
     "rowid, id, owner, namespace, body, occurrences, created_at, updated_at, occurred_at, lane_id, norm_key"
@@ -27,58 +26,6 @@ _MEMORY_COLUMNS = (
 
 def new_memory_id() -> str:
     return "m_" + secrets.token_hex(8)
-
-
-# --- embedding model bookkeeping -------------------------------------------
-
-
-def vector_model(conn: sqlite3.Connection) -> tuple[str, int] | None:
-    row = conn.execute("SELECT model_id, dim FROM embedding_meta WHERE singleton = 1").fetchone()
-    return (row[0], row[1]) if row else None
-
-
-def vector_table(conn: sqlite3.Connection) -> str | None:
-    """The vec0 table searches use (it changes when `memwal-mcp reindex` completes); None before any vector."""
-    row = conn.execute("SELECT vector_table FROM embedding_meta WHERE singleton = 1").fetchone()
-    return row[0] if row else None
-
-
-def create_vector_table(conn: sqlite3.Connection, name: str, dim: int) -> None:
-    conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING vec0("
-        f" lane_id integer partition key, embedding float[{int(dim)}] distance_metric=cosine)"
-    )
-
-
-def ensure_vector_table(conn: sqlite3.Connection, model_id: str, dim: int) -> str | None:
-    """Bind the database to a model's dimension on first use; refuse a different one.
-
-    Returns the stored model id when it differs from `model_id` at the same dimension
-    (vectors still comparable in shape, but not in meaning: the caller warns).
-    """
-    stored = vector_model(conn)
-    if stored is None:
-        with transaction(conn):
-            if vector_model(conn) is None:
-                conn.execute(
-                    "INSERT INTO embedding_meta (singleton, model_id, dim, created_at) VALUES (1, ?, ?, ?)",
-                    (model_id, dim, time.time()),
-                )
-                create_vector_table(conn, VECTOR_TABLE, dim)
-        stored = vector_model(conn)
-    assert stored is not None
-    stored_model, stored_dim = stored
-    if stored_dim != dim:
-        raise EmbeddingError(
-            f"this database's vectors were built with {stored_model!r} ({stored_dim} dimensions); "
-            f"the configured model {model_id!r} has {dim}. Run `memwal-mcp reindex` to re-embed the memories "
-            "with it, or configure the original model (MEMWAL_EMBEDDING__MODEL)."
-        )
-    return stored_model if stored_model != model_id else None
-
-
-def _blob(vector: np.ndarray) -> bytes:
-    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
 
 
 # --- write side (called inside the worker's transaction) -------------------
@@ -207,11 +154,7 @@ def counters(conn: sqlite3.Connection) -> dict[str, int]:
     return dict(conn.execute("SELECT marker, count FROM curation_counters ORDER BY marker").fetchall())
 
 
-def unembedded(conn: sqlite3.Connection, limit: int) -> list[tuple[int, int, str]]:
-    """(rowid, lane_id, body) of live memories without a vector (made while the model was unavailable)."""
-    return conn.execute(
-        "SELECT rowid, lane_id, body FROM memories WHERE status = 'live' AND vector_model IS NULL LIMIT ?", (limit,)
-    ).fetchall()
+# --- read side -------------------------------------------------------------
 
 
 def unembedded_in_lane(conn: sqlite3.Connection, lane: int, limit: int) -> list[MemoryRow]:
@@ -222,88 +165,6 @@ def unembedded_in_lane(conn: sqlite3.Connection, lane: int, limit: int) -> list[
         (lane, limit),
     ).fetchall()
     return [MemoryRow(*row) for row in rows]
-
-
-# vector_model of a memory the model could not embed: left out of the backlog
-# (full-text search still finds it; reindex tries again).
-UNEMBEDDABLE = "-"
-
-
-def mark_unembeddable(conn: sqlite3.Connection, rowids: Sequence[int]) -> None:
-    conn.executemany(
-        "UPDATE memories SET vector_model = ? WHERE rowid = ? AND vector_model IS NULL",
-        [(UNEMBEDDABLE, rowid) for rowid in rowids],
-    )
-
-
-def set_vectors(conn: sqlite3.Connection, items: Sequence[tuple[int, int, str, np.ndarray]], model_id: str) -> int:
-    """Store vectors computed off the writer for (rowid, lane, body): only where the memory is still
-    live, still unembedded and still has that body -- a forget, merge or undo may have landed
-    meanwhile. Returns how many were stored."""
-    stored = 0
-    with transaction(conn):
-        table = vector_table(conn)
-        if table is None:
-            raise EmbeddingError("no vector table yet: the model's dimension is not recorded")
-        for rowid, lane, body, vector in items:
-            claimed = conn.execute(
-                "UPDATE memories SET vector_model = ? WHERE rowid = ? AND status = 'live'"
-                " AND vector_model IS NULL AND body = ?",
-                (model_id, rowid, body),
-            ).rowcount
-            if claimed:
-                conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
-                conn.execute(
-                    f"INSERT INTO {table} (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, _blob(vector))
-                )
-                stored += 1
-    return stored
-
-
-# --- read side -------------------------------------------------------------
-
-
-def _vector_space(conn: sqlite3.Connection) -> tuple[str, int] | None:
-    """(vector table in use, dimension), or None before the first vector."""
-    row = conn.execute("SELECT vector_table, dim FROM embedding_meta WHERE singleton = 1").fetchone()
-    return (row[0], row[1]) if row else None
-
-
-class _LaneSearch:
-    """A lane's matrix as it was when synced: searching it needs no connection, so recall and
-    curation run it while the connection's thread does something else."""
-
-    __slots__ = ("_matrix",)
-
-    def __init__(self, lane_matrix: matrix.LaneMatrix) -> None:
-        self._matrix = lane_matrix
-
-    def __call__(self, queries: np.ndarray, k: int, min_score: float | None = None) -> list[list[VectorMatch]]:
-        if min_score is None and len(queries) == 1:
-            return [matrix.nearest_in(self._matrix, queries[0], k)]
-        return matrix.nearest_many_in(self._matrix, queries, k, min_score)
-
-
-def _no_vectors(queries: np.ndarray, k: int, min_score: float | None = None) -> list[list[VectorMatch]]:
-    return [[] for _ in range(len(queries))]
-
-
-def vector_search(conn: sqlite3.Connection, lane: int) -> VectorSearch:
-    """Exact kNN over the lane's live vectors as of now (see contract.VectorSearch)."""
-    space = _vector_space(conn)
-    return _no_vectors if space is None else _LaneSearch(matrix.synced(conn, *space, lane))
-
-
-def lane_vectors_of(conn: sqlite3.Connection, lane: int, rowids: Sequence[int]) -> dict[int, np.ndarray]:
-    """The vectors of these memories of the lane (those that have one), from the lane's matrix."""
-    space = _vector_space(conn)
-    return {} if space is None or not rowids else matrix.vectors_in(matrix.synced(conn, *space, lane), list(rowids))
-
-
-def cosines(conn: sqlite3.Connection, lane: int, query: np.ndarray, rowids: Sequence[int]) -> dict[int, float]:
-    """Cosine of the query with these memories of the lane (those that have a vector)."""
-    space = _vector_space(conn)
-    return {} if space is None or not rowids else matrix.cosines(conn, *space, lane, query, list(rowids))
 
 
 def average_length(conn: sqlite3.Connection, owner: str) -> float:
@@ -381,59 +242,6 @@ def memories_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[i
     return {row[0]: MemoryRow(*row) for row in rows}
 
 
-# --- merges (LLM tier) -----------------------------------------------------
-
-
-def replace_body(
-    conn: sqlite3.Connection,
-    *,
-    rowid: int,
-    lane: int,
-    body: str,
-    key: str,
-    vector: np.ndarray | None,
-    model_id: str | None,
-    decision: str,
-    job_id: str | None,
-    llm_model: str | None,
-    guard: str | None,
-    merged_ids: Sequence[str] = (),
-    now: float,
-) -> None:
-    """Give a memory a new body, keeping the old one as a revision; re-index it."""
-    (old_body,) = conn.execute("SELECT body FROM memories WHERE rowid = ?", (rowid,)).fetchone()
-    conn.execute(
-        "INSERT INTO memory_revisions (memory_rowid, body, decision, job_id, llm_model, guard, merged_ids, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (rowid, old_body, decision, job_id, llm_model, guard, ",".join(merged_ids) or None, now),
-    )
-    conn.execute(
-        "UPDATE memories SET body = ?, norm_key = ?, vector_model = ?, updated_at = ? WHERE rowid = ?",
-        (body, key, model_id if vector is not None else None, now, rowid),
-    )
-    fts.replace(conn, lane, rowid, body)
-    table = vector_table(conn)
-    if table is not None:
-        conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
-        if vector is not None:
-            conn.execute(
-                f"INSERT INTO {table} (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, _blob(vector))
-            )
-
-
-def retire(conn: sqlite3.Connection, rowid: int, into_id: str, now: float) -> None:
-    """Fold a memory into another (CONSOLIDATE): its body and history stay, it leaves the indexes."""
-    (lane,) = conn.execute("SELECT lane_id FROM memories WHERE rowid = ?", (rowid,)).fetchone()
-    conn.execute(
-        "UPDATE memories SET status = 'retired', retired_into = ?, updated_at = ? WHERE rowid = ? AND status = 'live'",
-        (into_id, now, rowid),
-    )
-    fts.remove(conn, lane, [rowid])
-    table = vector_table(conn)
-    if table is not None:
-        conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
-
-
 def memory_by_id(conn: sqlite3.Connection, owner: str, memory_id: str) -> tuple[MemoryRow, str, str | None] | None:
     """(row, status, retired_into) of the owner's memory with this id, whatever its status."""
     row = conn.execute(
@@ -443,46 +251,6 @@ def memory_by_id(conn: sqlite3.Connection, owner: str, memory_id: str) -> tuple[
     if row is None:
         return None
     return MemoryRow(*row[:11]), row[11], row[12]
-
-
-def revisions(conn: sqlite3.Connection, rowid: int) -> list[Revision]:
-    """Previous bodies, newest first."""
-    rows = conn.execute(
-        "SELECT body, decision, job_id, llm_model, guard, merged_ids, created_at FROM memory_revisions"
-        " WHERE memory_rowid = ? ORDER BY id DESC",
-        (rowid,),
-    ).fetchall()
-    return [
-        Revision(body, decision, job_id, llm_model, guard, tuple(merged.split(",")) if merged else (), created_at)
-        for body, decision, job_id, llm_model, guard, merged, created_at in rows
-    ]
-
-
-def retired_into(conn: sqlite3.Connection, owner: str, memory_id: str) -> list[str]:
-    """Ids of the owner's memories a CONSOLIDATE folded into this one (directly)."""
-    return [
-        r[0]
-        for r in conn.execute(
-            "SELECT id FROM memories WHERE owner = ? AND retired_into = ? ORDER BY rowid", (owner, memory_id)
-        )
-    ]
-
-
-def unretire(conn: sqlite3.Connection, owner: str, memory_id: str, from_id: str) -> bool:
-    """Bring back a memory a CONSOLIDATE retired into `from_id`; it is re-indexed, its vector comes later."""
-    row = conn.execute(
-        "SELECT rowid, body, lane_id FROM memories WHERE owner = ? AND id = ? AND status = 'retired' AND retired_into = ?",
-        (owner, memory_id, from_id),
-    ).fetchone()
-    if row is None:
-        return False
-    rowid, body, lane = row
-    conn.execute(
-        "UPDATE memories SET status = 'live', retired_into = NULL, vector_model = NULL, updated_at = ? WHERE rowid = ?",
-        (time.time(), rowid),
-    )
-    fts.add(conn, lane, rowid, body)
-    return True
 
 
 def list_memories(

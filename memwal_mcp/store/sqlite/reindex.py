@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from ..records import ReindexState
-from . import memories
+from . import vectors
 from .database import transaction
 
 
@@ -35,7 +35,7 @@ def begin(conn: sqlite3.Connection, model_id: str, dim: int) -> ReindexState:
         if state is not None:
             conn.execute(f"DROP TABLE IF EXISTS {state.vector_table}")
             conn.execute("DELETE FROM reindex_state")
-        current = memories.vector_table(conn)
+        current = vectors.vector_table(conn)
         number = 1
         while True:
             name = f"memory_vectors_r{number}"
@@ -43,7 +43,7 @@ def begin(conn: sqlite3.Connection, model_id: str, dim: int) -> ReindexState:
             if name != current and not exists:
                 break
             number += 1
-        memories.create_vector_table(conn, name, dim)
+        vectors.create_vector_table(conn, name, dim)
         state = ReindexState(model_id, dim, name, 0, time.time())
         conn.execute(
             "INSERT INTO reindex_state (singleton, model_id, dim, vector_table, last_rowid, started_at)"
@@ -87,7 +87,7 @@ def write_batch(conn: sqlite3.Connection, state: ReindexState, items: list[tuple
 def finish(conn: sqlite3.Connection, state: ReindexState) -> tuple[int, int]:
     """Switch searches to the new vectors. Returns (memories re-embedded, memories left for the worker)."""
     with transaction(conn):
-        old = memories.vector_table(conn)
+        old = vectors.vector_table(conn)
         live = conn.execute("SELECT COUNT(*) FROM memories WHERE status = 'live'").fetchone()[0]
         # Re-embedded and unchanged since: the new vector is right.
         done = conn.execute(
@@ -105,7 +105,7 @@ def finish(conn: sqlite3.Connection, state: ReindexState) -> tuple[int, int]:
             f"DELETE FROM {state.vector_table} WHERE rowid IN"
             f" (SELECT rowid FROM memories WHERE status != 'live' OR vector_model IS NULL)"
         )
-        if memories.vector_model(conn) is None:
+        if vectors.vector_model(conn) is None:
             conn.execute(
                 "INSERT INTO embedding_meta (singleton, model_id, dim, created_at, vector_table) VALUES (1, ?, ?, ?, ?)",
                 (state.model_id, state.dim, time.time(), state.vector_table),

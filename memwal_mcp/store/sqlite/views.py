@@ -35,7 +35,20 @@ from ..records import (
     TokenRow,
     TombstoneRow,
 )
-from . import fts, integrity, jobs, lifecycle, memories, reindex, tokens, transfer, unindexed_fts
+from . import (
+    fts,
+    integrity,
+    jobs,
+    lifecycle,
+    memories,
+    reindex,
+    revisions,
+    tokens,
+    transfer_export,
+    transfer_import,
+    unindexed_fts,
+    vectors,
+)
 from .database import transaction
 
 
@@ -47,19 +60,19 @@ class SQLiteReader:
 
     # --- vectors ---------------------------------------------------------------
     def vector_model(self) -> tuple[str, int] | None:
-        return memories.vector_model(self.conn)
+        return vectors.vector_model(self.conn)
 
     def vector_search(self, lane: int) -> VectorSearch:
-        return memories.vector_search(self.conn, lane)
+        return vectors.vector_search(self.conn, lane)
 
     def cosines(self, lane: int, query: np.ndarray, pks: Sequence[int]) -> dict[int, float]:
-        return memories.cosines(self.conn, lane, query, pks)
+        return vectors.cosines(self.conn, lane, query, pks)
 
     def vectors_of(self, lane: int, pks: Sequence[int]) -> dict[int, np.ndarray]:
-        return memories.lane_vectors_of(self.conn, lane, pks)
+        return vectors.lane_vectors_of(self.conn, lane, pks)
 
     def unembedded(self, limit: int) -> list[tuple[int, int, str]]:
-        return memories.unembedded(self.conn, limit)
+        return vectors.unembedded(self.conn, limit)
 
     def unembedded_in_lane(self, lane: int, limit: int) -> list[MemoryRow]:
         return memories.unembedded_in_lane(self.conn, lane, limit)
@@ -107,10 +120,10 @@ class SQLiteReader:
         return lifecycle.copies_of(self.conn, owner, lanes, keys)
 
     def revisions(self, pk: int) -> list[Revision]:
-        return memories.revisions(self.conn, pk)
+        return revisions.revisions(self.conn, pk)
 
     def retired_into(self, owner: str, memory_id: str) -> list[str]:
-        return memories.retired_into(self.conn, owner, memory_id)
+        return revisions.retired_into(self.conn, owner, memory_id)
 
     def list_memories(
         self, owner: str, namespace: str | None, before: tuple[float, str] | None, since: float | None, limit: int
@@ -181,7 +194,7 @@ class SQLiteReader:
         return reindex.next_batch(self.conn, after, limit)
 
     def unembedded_count(self, owners: Sequence[str] | None) -> int:
-        return transfer.unembedded_count(self.conn, owners)
+        return transfer_import.unembedded_count(self.conn, owners)
 
     def check(self) -> tuple[list[Problem], StoreCounts]:
         return integrity.check_store(self.conn)
@@ -191,32 +204,32 @@ class SQLiteReader:
 
     @contextmanager
     def _snapshot(self) -> Iterator[None]:
-        with transfer.read_snapshot(self.conn):
+        with transfer_export.read_snapshot(self.conn):
             yield
 
     def snapshot(self) -> AbstractContextManager[None]:
         return self._snapshot()
 
     def export_counts(self, owner: str | None) -> dict[Kind, int]:
-        return transfer.export_counts(self.conn, owner)
+        return transfer_export.export_counts(self.conn, owner)
 
     def exported_owners(self, owner: str | None) -> list[str]:
-        return transfer.exported_owners(self.conn, owner)
+        return transfer_export.exported_owners(self.conn, owner)
 
     def iter_lanes(self, owner: str | None) -> Iterator[LaneRow]:
-        return transfer.iter_lanes(self.conn, owner)
+        return transfer_export.iter_lanes(self.conn, owner)
 
     def iter_jobs(self, owner: str | None) -> Iterator[Job]:
-        return transfer.iter_jobs(self.conn, owner)
+        return transfer_export.iter_jobs(self.conn, owner)
 
     def iter_memories(self, owner: str | None) -> Iterator[MemoryRecord]:
-        return transfer.iter_memories(self.conn, owner)
+        return transfer_export.iter_memories(self.conn, owner)
 
     def iter_revisions(self, owner: str | None) -> Iterator[RevisionRow]:
-        return transfer.iter_revisions(self.conn, owner)
+        return transfer_export.iter_revisions(self.conn, owner)
 
     def iter_tombstones(self, owner: str | None) -> Iterator[TombstoneRow]:
-        return transfer.iter_tombstones(self.conn, owner)
+        return transfer_export.iter_tombstones(self.conn, owner)
 
 
 class SQLiteWriter(SQLiteReader):
@@ -321,7 +334,7 @@ class SQLiteWriter(SQLiteReader):
         merged_ids: Sequence[str] = (),
         now: float,
     ) -> None:
-        memories.replace_body(
+        revisions.replace_body(
             self.conn,
             rowid=pk,
             lane=lane,
@@ -338,7 +351,7 @@ class SQLiteWriter(SQLiteReader):
         )
 
     def retire(self, pk: int, into_id: str, now: float) -> None:
-        memories.retire(self.conn, pk, into_id, now)
+        revisions.retire(self.conn, pk, into_id, now)
 
     def bump_counters(self, markers: Iterable[str]) -> None:
         memories.bump_counters(self.conn, markers)
@@ -350,13 +363,13 @@ class SQLiteWriter(SQLiteReader):
         return memories.take_deferred_nominations(self.conn, pks)
 
     def ensure_vector_table(self, model_id: str, dim: int) -> str | None:
-        return memories.ensure_vector_table(self.conn, model_id, dim)
+        return vectors.ensure_vector_table(self.conn, model_id, dim)
 
     def set_vectors(self, items: Sequence[tuple[int, int, str, np.ndarray]], model_id: str) -> int:
-        return memories.set_vectors(self.conn, items, model_id)
+        return vectors.set_vectors(self.conn, items, model_id)
 
     def mark_unembeddable(self, pks: Sequence[int]) -> None:
-        memories.mark_unembeddable(self.conn, pks)
+        vectors.mark_unembeddable(self.conn, pks)
 
     def forget_memory(self, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten:
         return lifecycle.forget_memory(self.conn, owner, memory_id, retired_too)
@@ -381,4 +394,4 @@ class SQLiteWriter(SQLiteReader):
         return reindex.finish(self.conn, state)
 
     def import_rows(self, rows: Iterable[tuple[int, ImportRow]]) -> ImportOutcome:
-        return transfer.import_rows(self.conn, rows)
+        return transfer_import.import_rows(self.conn, rows)

@@ -1,0 +1,204 @@
+"""Integrity of the journal: every done job agrees with the memory it names.
+
+The journal (remember_jobs) is the source of truth, so these rules read from the job's
+side: a done job names a memory that exists, with a decision curation can make; a
+'created' job is its memory's source and a repeat is not; a merge kept the body it
+replaced; a forgotten job keeps no text. Queues that wait too long, and jobs that failed,
+are reported as warnings.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+
+from ..records import Problem
+from .integrity_common import _capped
+
+# Decisions a done job may carry (curation/apply.py, curation/plan.py, lifecycle.forget_memory).
+DECISIONS = ("created", "occurrence", "skipped", "updated", "consolidated", "appended", "forgotten")
+MERGE_DECISIONS = ("updated", "consolidated", "appended")
+# A queued job older than this means no worker is curating its lane.
+STALE_QUEUE_S = 3600.0
+
+
+def _done_jobs_without_memory(conn: sqlite3.Connection) -> Iterator[Problem]:
+    rows = conn.execute(
+        "SELECT j.id, j.decision, j.memory_id FROM remember_jobs j"
+        " LEFT JOIN memories m ON m.id = j.memory_id"
+        " WHERE j.status = 'done' AND m.id IS NULL ORDER BY j.seq"
+    ).fetchall()
+
+    def make(job: str, decision: str | None, memory: str | None) -> Problem:
+        if memory is None:
+            return Problem(
+                "error", "job_without_memory", f"done ({decision}) but names no memory", "remember_jobs", job
+            )
+        return Problem(
+            "error",
+            "job_memory_missing",
+            f"done ({decision}) in memory {memory}, which does not exist",
+            "remember_jobs",
+            job,
+        )
+
+    yield from _capped(rows, make)
+
+
+def _jobs_with_unknown_decision(conn: sqlite3.Connection) -> Iterator[Problem]:
+    marks = ",".join("?" * len(DECISIONS))
+    rows = conn.execute(
+        "SELECT id, decision FROM remember_jobs"
+        f" WHERE status = 'done' AND (decision IS NULL OR decision NOT IN ({marks})) ORDER BY seq",
+        DECISIONS,
+    ).fetchall()
+    yield from _capped(
+        rows,
+        lambda job, decision: Problem(
+            "error", "job_decision_unknown", f"done with decision {decision!r}", "remember_jobs", job
+        ),
+    )
+
+
+def _created_jobs_not_the_source(conn: sqlite3.Connection) -> Iterator[Problem]:
+    rows = conn.execute(
+        "SELECT j.id, m.id, m.source_job_id FROM remember_jobs j JOIN memories m ON m.id = j.memory_id"
+        " WHERE j.status = 'done' AND j.decision = 'created' AND m.source_job_id != j.id ORDER BY j.seq"
+    ).fetchall()
+    yield from _capped(
+        rows,
+        lambda job, memory, source: Problem(
+            "error",
+            "created_job_not_source",
+            f"says it created memory {memory}, whose source job is {source}",
+            "remember_jobs",
+            job,
+        ),
+    )
+
+
+def _memories_created_twice(conn: sqlite3.Connection) -> Iterator[Problem]:
+    rows = conn.execute(
+        "SELECT memory_id, COUNT(*), GROUP_CONCAT(id, ', ') FROM remember_jobs"
+        " WHERE status = 'done' AND decision = 'created' AND memory_id IS NOT NULL"
+        " GROUP BY memory_id HAVING COUNT(*) > 1 ORDER BY MIN(seq)"
+    ).fetchall()
+    yield from _capped(
+        rows,
+        lambda memory, count, jobs: Problem(
+            "error", "memory_created_twice", f"{count} jobs say they created it: {jobs}", "memories", memory
+        ),
+    )
+
+
+def _repeats_that_are_the_source(conn: sqlite3.Connection) -> Iterator[Problem]:
+    rows = conn.execute(
+        "SELECT j.id, j.decision, m.id FROM remember_jobs j JOIN memories m ON m.id = j.memory_id"
+        " WHERE j.status = 'done' AND j.decision IN ('occurrence', 'skipped') AND m.source_job_id = j.id"
+        " ORDER BY j.seq"
+    ).fetchall()
+    yield from _capped(
+        rows,
+        lambda job, decision, memory: Problem(
+            "error",
+            "occurrence_job_is_source",
+            f"recorded as {decision} of memory {memory}, but is its source job",
+            "remember_jobs",
+            job,
+        ),
+    )
+
+
+def _merges_without_revision(conn: sqlite3.Connection) -> Iterator[Problem]:
+    marks = ",".join("?" * len(MERGE_DECISIONS))
+    rows = conn.execute(
+        "SELECT j.id, j.decision, m.id FROM remember_jobs j JOIN memories m ON m.id = j.memory_id"
+        f" WHERE j.status = 'done' AND j.decision IN ({marks}) AND NOT EXISTS ("
+        "   SELECT 1 FROM memory_revisions r WHERE r.memory_rowid = m.rowid AND r.job_id = j.id"
+        "   AND r.decision = j.decision)"
+        " ORDER BY j.seq",
+        MERGE_DECISIONS,
+    ).fetchall()
+    yield from _capped(
+        rows,
+        lambda job, decision, memory: Problem(
+            "error",
+            "merge_job_without_revision",
+            f"{decision} memory {memory}, but no revision keeps the body it replaced",
+            "remember_jobs",
+            job,
+        ),
+    )
+
+
+def _forgotten_jobs_not_erased(conn: sqlite3.Connection) -> Iterator[Problem]:
+    rows = conn.execute(
+        "SELECT j.id, j.memory_id, m.status, j.text != '' FROM remember_jobs j"
+        " LEFT JOIN memories m ON m.id = j.memory_id"
+        " WHERE j.decision = 'forgotten' AND (m.status IS NOT 'forgotten' OR j.text != '') ORDER BY j.seq"
+    ).fetchall()
+
+    def make(job, memory, status, has_text) -> Problem:
+        if has_text:
+            return Problem(
+                "error", "forgotten_job_keeps_text", "forgotten, but its text is still stored", "remember_jobs", job
+            )
+        return Problem(
+            "error",
+            "forgotten_job_memory_not_forgotten",
+            f"forgotten, but its memory {memory} is {status or 'missing'}",
+            "remember_jobs",
+            job,
+        )
+
+    yield from _capped(rows, make)
+
+
+def _jobs_of_forgotten_memories(conn: sqlite3.Connection) -> Iterator[Problem]:
+    rows = conn.execute(
+        "SELECT j.id, j.decision, m.id FROM remember_jobs j JOIN memories m ON m.id = j.memory_id"
+        " WHERE m.status = 'forgotten' AND j.decision IS NOT 'forgotten' ORDER BY j.seq"
+    ).fetchall()
+    yield from _capped(
+        rows,
+        lambda job, decision, memory: Problem(
+            "error",
+            "job_of_forgotten_memory",
+            f"still {decision} in memory {memory}, which was forgotten (its text survives)",
+            "remember_jobs",
+            job,
+        ),
+    )
+
+
+def _stale_or_failed_queues(conn: sqlite3.Connection, now: float) -> Iterator[Problem]:
+    rows = conn.execute(
+        "SELECT j.lane_id, j.owner, j.namespace, COUNT(*), MIN(j.created_at) FROM remember_jobs j"
+        " WHERE j.status = 'queued' AND j.created_at < ? GROUP BY j.lane_id, j.owner, j.namespace ORDER BY j.lane_id",
+        (now - STALE_QUEUE_S,),
+    ).fetchall()
+    yield from _capped(
+        rows,
+        lambda lane, owner, namespace, count, oldest: Problem(
+            "warning",
+            "jobs_queued_long",
+            f"{count} jobs of {owner}/{namespace} queued for over an hour (oldest {(now - oldest) / 3600:.1f} h):"
+            " is a server with the curation worker running?",
+            "lanes",
+            str(lane),
+        ),
+    )
+    rows = conn.execute(
+        "SELECT lane_id, owner, namespace, COUNT(*), MAX(error) FROM remember_jobs WHERE status = 'failed'"
+        " GROUP BY lane_id, owner, namespace ORDER BY lane_id"
+    ).fetchall()
+    yield from _capped(
+        rows,
+        lambda lane, owner, namespace, count, error: Problem(
+            "warning",
+            "jobs_failed",
+            f"{count} jobs of {owner}/{namespace} failed curation (their text is kept); last error: {error}",
+            "lanes",
+            str(lane),
+        ),
+    )

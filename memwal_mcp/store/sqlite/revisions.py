@@ -1,0 +1,111 @@
+"""A memory's body after it was made: merges, consolidations, undo, and the revisions they keep.
+
+An UPDATE, CONSOLIDATE or APPEND gives a memory a new body and keeps the old one as a
+revision; CONSOLIDATE also retires the memories folded in (their rows and history stay, they
+leave the indexes), and undo brings them back. Every such change is an index change too
+(full-text row, vector row), so it is made here in one place, inside the caller's transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from ...records import Revision
+from . import fts
+from .vectors import _blob, vector_table
+
+# --- merges (LLM tier) -----------------------------------------------------
+
+
+def replace_body(
+    conn: sqlite3.Connection,
+    *,
+    rowid: int,
+    lane: int,
+    body: str,
+    key: str,
+    vector: np.ndarray | None,
+    model_id: str | None,
+    decision: str,
+    job_id: str | None,
+    llm_model: str | None,
+    guard: str | None,
+    merged_ids: Sequence[str] = (),
+    now: float,
+) -> None:
+    """Give a memory a new body, keeping the old one as a revision; re-index it."""
+    (old_body,) = conn.execute("SELECT body FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+    conn.execute(
+        "INSERT INTO memory_revisions (memory_rowid, body, decision, job_id, llm_model, guard, merged_ids, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (rowid, old_body, decision, job_id, llm_model, guard, ",".join(merged_ids) or None, now),
+    )
+    conn.execute(
+        "UPDATE memories SET body = ?, norm_key = ?, vector_model = ?, updated_at = ? WHERE rowid = ?",
+        (body, key, model_id if vector is not None else None, now, rowid),
+    )
+    fts.replace(conn, lane, rowid, body)
+    table = vector_table(conn)
+    if table is not None:
+        conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+        if vector is not None:
+            conn.execute(
+                f"INSERT INTO {table} (rowid, lane_id, embedding) VALUES (?, ?, ?)", (rowid, lane, _blob(vector))
+            )
+
+
+def retire(conn: sqlite3.Connection, rowid: int, into_id: str, now: float) -> None:
+    """Fold a memory into another (CONSOLIDATE): its body and history stay, it leaves the indexes."""
+    (lane,) = conn.execute("SELECT lane_id FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+    conn.execute(
+        "UPDATE memories SET status = 'retired', retired_into = ?, updated_at = ? WHERE rowid = ? AND status = 'live'",
+        (into_id, now, rowid),
+    )
+    fts.remove(conn, lane, [rowid])
+    table = vector_table(conn)
+    if table is not None:
+        conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+
+
+def revisions(conn: sqlite3.Connection, rowid: int) -> list[Revision]:
+    """Previous bodies, newest first."""
+    rows = conn.execute(
+        "SELECT body, decision, job_id, llm_model, guard, merged_ids, created_at FROM memory_revisions"
+        " WHERE memory_rowid = ? ORDER BY id DESC",
+        (rowid,),
+    ).fetchall()
+    return [
+        Revision(body, decision, job_id, llm_model, guard, tuple(merged.split(",")) if merged else (), created_at)
+        for body, decision, job_id, llm_model, guard, merged, created_at in rows
+    ]
+
+
+def retired_into(conn: sqlite3.Connection, owner: str, memory_id: str) -> list[str]:
+    """Ids of the owner's memories a CONSOLIDATE folded into this one (directly)."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM memories WHERE owner = ? AND retired_into = ? ORDER BY rowid", (owner, memory_id)
+        )
+    ]
+
+
+def unretire(conn: sqlite3.Connection, owner: str, memory_id: str, from_id: str) -> bool:
+    """Bring back a memory a CONSOLIDATE retired into `from_id`; it is re-indexed, its vector comes later."""
+    row = conn.execute(
+        "SELECT rowid, body, lane_id FROM memories WHERE owner = ? AND id = ? AND status = 'retired' AND retired_into = ?",
+        (owner, memory_id, from_id),
+    ).fetchone()
+    if row is None:
+        return False
+    rowid, body, lane = row
+    conn.execute(
+        "UPDATE memories SET status = 'live', retired_into = NULL, vector_model = NULL, updated_at = ? WHERE rowid = ?",
+        (time.time(), rowid),
+    )
+    fts.add(conn, lane, rowid, body)
+    return True
