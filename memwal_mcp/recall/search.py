@@ -82,7 +82,6 @@ class SearchParams:
     dense_weight: float = 0.7
     lexical_saturation: float = 2.0
     recency_half_life_days: float = 30.0
-    average_length: float = 0.0  # of the owner's memories, for the lexical length factor; 0 = look it up
     min_relevance: float = 0.0  # without min_score: the least score of a fact that shares no query word
     repeats_fold: bool = True  # curation folds a repeat of a memory's normalized text into it
 
@@ -112,8 +111,7 @@ class _WordsFirst:
     queued: list[QueuedJob]
     queued_strength: list[float | None]
     queued_keys: list[str]
-    added_rows: int  # what the queued jobs add to the owner's memories once curated
-    added_chars: int
+    added: dict[int, tuple[int, int]]  # lane -> (memories, characters) the queued jobs add once curated
 
 
 def check_dimension(reader: StoreReader, embedder: Embedder) -> bool:
@@ -168,18 +166,17 @@ def _words_first(
         queued,
         scored.strengths,
         scored.keys,
-        scored.added_rows,
-        scored.added_chars,
+        scored.added,
     )
 
 
 def _prepare(
     reader: StoreReader, owner: str, lanes: Sequence[int], embedder: Embedder | None
-) -> tuple[tuple[int, int], list[VectorSearch] | None]:
-    """One reader round trip before the search proper: the owner's live memories and their
+) -> tuple[dict[int, tuple[int, int]], list[VectorSearch] | None]:
+    """One reader round trip before the search proper: each lane's live memories and their
     characters (for the word score's length factor) and, once vectors exist, one kNN
     function per lane."""
-    totals = reader.text_totals(owner)
+    totals = reader.lane_totals(lanes)
     indexed = embedder is not None and check_dimension(reader, embedder)
     return totals, [reader.vector_search(lane) for lane in lanes] if indexed else None
 
@@ -219,18 +216,40 @@ def _nearest(searches: Sequence[VectorSearch], query_vector: np.ndarray, k: int)
     return cosines, exhausted
 
 
+def _average_lengths(totals: dict[int, tuple[int, int]], added: dict[int, tuple[int, int]]) -> dict[int, float]:
+    """Each lane's mean body length as it will be once the queued facts are in: the word
+    score's length factor compares a text with its own namespace only."""
+    averages: dict[int, float] = {}
+    for lane in totals.keys() | added.keys():
+        rows, chars = totals.get(lane, (0, 0))
+        more_rows, more_chars = added.get(lane, (0, 0))
+        count = rows + more_rows
+        averages[lane] = (chars + more_chars) / count if count else 0.0
+    return averages
+
+
 class _Scorer:
-    def __init__(self, params: SearchParams, dense: bool, lexical: bool, now: float, content_word: bool) -> None:
+    def __init__(
+        self,
+        params: SearchParams,
+        average_length: dict[int, float],
+        dense: bool,
+        lexical: bool,
+        now: float,
+        content_word: bool,
+    ) -> None:
         self.p = params
+        self.average_length = average_length  # per lane
         self.dense = dense
         self.lexical = lexical
         self.now = now
         self.content_word = content_word  # a word match means the fact shares a content word
 
-    def lexical_score(self, strength: float | None, length: int) -> float:
+    def lexical_score(self, strength: float | None, length: int, lane: int) -> float:
         if strength is None:
             return 0.0
-        factor = min(1.0, length / self.p.average_length) if self.p.average_length > 0 else 1.0
+        average = self.average_length.get(lane, 0.0)
+        factor = min(1.0, length / average) if average > 0 else 1.0
         return strength_to_score(strength, self.p.lexical_saturation) * factor
 
     def __call__(self, cosine: float | None, lexical: float) -> float:
@@ -241,8 +260,8 @@ class _Scorer:
             score = dense if self.dense else lexical
         return score
 
-    def score(self, hit: Hit, cosine: float | None, strength: float | None) -> _Scored:
-        relevance = self(cosine, self.lexical_score(strength, len(hit.text)) if self.lexical else 0.0)
+    def score(self, hit: Hit, lane: int, cosine: float | None, strength: float | None) -> _Scored:
+        relevance = self(cosine, self.lexical_score(strength, len(hit.text), lane) if self.lexical else 0.0)
         matched = self.lexical and self.content_word and strength is not None
         cosine = cosine if self.dense else None
         return _Scored(self.recency(replace(hit, score=relevance, matched=matched, cosine=cosine)), relevance, matched)
@@ -302,7 +321,7 @@ async def search(
     dense = params.mode in ("hybrid", "dense") and embedder is not None
     # Without a query vector, lexical is all there is, whatever the mode.
     terms = content_terms(params.query) if params.mode != "dense" or not dense else []
-    (live_rows, live_chars), searches = await store.read(_prepare, params.owner, lanes, embedder if dense else None)
+    totals, searches = await store.read(_prepare, params.owner, lanes, embedder if dense else None)
     # A generous first pool: a fact ranked low by one signal can still win on both.
     k = min(MAX_K, max(params.limit * 4, 100))
 
@@ -323,11 +342,9 @@ async def search(
     )
     if dense and query_vector is None and not terms:  # dense asked for, but the model cannot read the query
         return await search(store, None, lanes, replace(params, mode="lexical"), pending, unindexed)
-    if params.average_length == 0.0 and terms:  # as it will be once the queued facts are in
-        rows, chars = live_rows + first.added_rows, live_chars + first.added_chars
-        params = replace(params, average_length=chars / rows if rows else 0.0)
     scorer = _Scorer(
         params,
+        _average_lengths(totals, first.added),
         dense=query_vector is not None,
         lexical=bool(terms),
         now=time.time(),
@@ -350,6 +367,7 @@ async def search(
                 occurred_at=job.occurred_at,
                 key=key,
             ),
+            job.lane_id,
             cosine,
             strength,
         )
@@ -377,7 +395,7 @@ async def search(
             )
         scored = [
             s
-            for s in (scorer.score(_hit(c.row, 0.0), c.cosine, c.strength) for c in by_rowid.values())
+            for s in (scorer.score(_hit(c.row, 0.0), c.row.lane, c.cosine, c.strength) for c in by_rowid.values())
             if scorer.keeps(s)
         ]
         hits = await _in_window(store, lanes, scorer, scored)

@@ -233,8 +233,7 @@ class Scored:
 
     strengths: list[float | None]
     keys: list[str]  # norm_key of each text
-    added_rows: int
-    added_chars: int
+    added: dict[int, tuple[int, int]]  # lane -> (memories, characters) the texts add to it
 
 
 def summary_line(problems: Sequence[Problem], counts: StoreCounts) -> str:
