@@ -134,7 +134,7 @@ class StoreReader(Protocol):
     ) -> dict[str, KeyCopies]: ...
 
     def copies_of(self, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[tuple[str, str, str]]:
-        """(norm key, id, kind) of every stored copy of these texts: what forgetting one erases."""
+        """(id, norm key, text) of every stored copy of these texts: what forgetting one erases."""
 
     def revisions(self, pk: int) -> list[Revision]:
         """Previous bodies of a memory, newest first."""
