@@ -75,8 +75,10 @@ class VectorSearch(Protocol):
     """The nearest memories of one lane for each row of `queries` (unit vectors), best first,
     at most `k` each, only those with cosine >= `min_score` when given.
 
-    It searches the lane as it was when it was obtained, needs no connection, and may run on
-    any thread: curation and recall run it beside other work."""
+    It finds every memory that was live in the lane when it was obtained; it may also see
+    memories created since, and may still return one forgotten since (callers read rows by
+    key, which answers live memories only). It needs no connection and may run on any thread:
+    curation and recall run it beside other work."""
 
     def __call__(self, queries: np.ndarray, k: int, min_score: float | None = None) -> list[list[VectorMatch]]: ...
 
@@ -218,6 +220,12 @@ class StoreReader(Protocol):
 
 
 class StoreWriter(StoreReader, Protocol):
+    """The writer's view. Some methods are a unit of work by themselves and commit on their own:
+    insert_job, claim_lane, insert_token, revoke_token, forget_memory, undo_last_change,
+    ensure_vector_table, set_vectors, the reindex_* calls and import_rows; call them outside
+    `transaction()`. The others (curation's writes: leases renewed, memories created, merged
+    and retired, jobs marked, counters bumped) join the caller's `transaction()`."""
+
     def transaction(self) -> AbstractContextManager[None]:
         """Atomic, with the write lock taken up front; rolled back when the block raises."""
 

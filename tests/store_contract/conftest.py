@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from memwal_mcp.config import load_settings
 from memwal_mcp.store import Store, open_store
 
 BACKENDS = ["sqlite"]
@@ -21,9 +22,6 @@ BACKENDS = ["sqlite"]
 # goes. Anything listed here is a known defect of that backend, not an allowance.
 KNOWN_VIOLATIONS: dict[str, dict[str, str]] = {
     "sqlite": {
-        "test_an_earlier_search_never_sees_a_later_memory": (
-            "a VectorSearch shares the lane's cached matrix, which the next vector_search(lane) updates in place"
-        ),
         "test_strength_depends_only_on_the_searched_namespaces": (
             "BM25 statistics are per owner (one FTS5 table per owner), not per searched lane set"
         ),
@@ -38,7 +36,7 @@ async def _open(backend: str, folder: Path) -> Store:
     """A fresh, empty, opened store of this backend; nothing else in the suite knows backends."""
     if backend == "sqlite":
         folder.mkdir(parents=True)
-        store = open_store(folder / "memwal.db")
+        store = open_store(load_settings(db_path=folder / "memwal.db"))
     else:
         raise AssertionError(f"no fixture for backend {backend!r}")
     await store.open()
