@@ -76,8 +76,10 @@ class VectorSearch(Protocol):
     """The nearest memories of one lane for each row of `queries` (unit vectors), best first,
     at most `k` each, only those with cosine >= `min_score` when given.
 
-    It searches the lane as it was when it was obtained, needs no connection, and may run on
-    any thread: curation and recall run it beside other work."""
+    It finds every memory that was live in the lane when it was obtained; it may also see
+    memories created since, and may still return one forgotten since (callers read rows by
+    key, which answers live memories only). It needs no connection and may run on any thread:
+    curation and recall run it beside other work."""
 
     def __call__(self, queries: np.ndarray, k: int, min_score: float | None = None) -> list[list[VectorMatch]]: ...
 
@@ -135,7 +137,7 @@ class StoreReader(Protocol):
     ) -> dict[str, KeyCopies]: ...
 
     def copies_of(self, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[tuple[str, str, str]]:
-        """(norm key, id, kind) of every stored copy of these texts: what forgetting one erases."""
+        """(id, norm key, text) of every stored copy of these texts: what forgetting one erases."""
 
     def revisions(self, pk: int) -> list[Revision]:
         """Previous bodies of a memory, newest first."""
@@ -219,6 +221,12 @@ class StoreReader(Protocol):
 
 
 class StoreWriter(StoreReader, Protocol):
+    """The writer's view. Some methods are a unit of work by themselves and commit on their own:
+    insert_job, claim_lane, insert_token, revoke_token, forget_memory, undo_last_change,
+    ensure_vector_table, set_vectors, the reindex_* calls and import_rows; call them outside
+    `transaction()`. The others (curation's writes: leases renewed, memories created, merged
+    and retired, jobs marked, counters bumped) join the caller's `transaction()`."""
+
     def transaction(self) -> AbstractContextManager[None]:
         """Atomic, with the write lock taken up front; rolled back when the block raises."""
 

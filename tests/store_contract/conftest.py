@@ -1,0 +1,84 @@
+"""The store contract suite runs every test module here against every backend.
+
+The only backend-specific code of the suite is in this file: how to open a fresh, empty
+store of each backend. A new backend adds its name to BACKENDS and a branch to `_open`;
+the tests run on it unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from memwal_mcp.config import load_settings
+from memwal_mcp.store import Store, open_store
+
+BACKENDS = ["sqlite"]
+
+# Tests that state what the contract documents but a backend does not do yet, by backend and
+# test name. Each runs as a strict xfail: the day the backend is fixed it fails, and its entry
+# goes. Anything listed here is a known defect of that backend, not an allowance.
+KNOWN_VIOLATIONS: dict[str, dict[str, str]] = {
+    "sqlite": {
+        "test_strength_depends_only_on_the_searched_namespaces": (
+            "BM25 statistics are per owner (one FTS5 table per owner), not per searched lane set"
+        ),
+        "test_exhausted_when_the_limit_takes_the_last_match": (
+            "with exactly `limit` matches in all of the owner's lanes it answers False (one more fetch for nothing)"
+        ),
+    },
+}
+
+
+async def _open(backend: str, folder: Path) -> Store:
+    """A fresh, empty, opened store of this backend; nothing else in the suite knows backends."""
+    if backend == "sqlite":
+        folder.mkdir(parents=True)
+        store = open_store(load_settings(db_path=folder / "memwal.db"))
+    else:
+        raise AssertionError(f"no fixture for backend {backend!r}")
+    await store.open()
+    return store
+
+
+_HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _HERE not in item.path.parents:
+            continue
+        callspec = getattr(item, "callspec", None)
+        backend = callspec.params.get("backend") if callspec is not None else None
+        reason = KNOWN_VIOLATIONS.get(str(backend), {}).get(getattr(item, "originalname", item.name))
+        if reason is not None:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=f"{backend}: {reason}"))
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+async def make_store(backend: str, tmp_path: Path) -> AsyncIterator[Callable[[], Awaitable[Store]]]:
+    """Opens another fresh store of the same backend on each call (an import needs two); all
+    are closed after the test."""
+    opened: list[Store] = []
+
+    async def make() -> Store:
+        store = await _open(backend, tmp_path / f"store-{len(opened)}")
+        opened.append(store)
+        return store
+
+    yield make
+    for store in reversed(opened):
+        await store.close()
+
+
+@pytest.fixture
+async def store(make_store: Callable[[], Awaitable[Store]]) -> Store:
+    """An opened store on a fresh database, closed after the test."""
+    return await make_store()
