@@ -7,7 +7,7 @@ vector) and its BM25 strength -- and one score in [0, 1]:
     dense    score = cosine (clipped to [0, 1])
     lexical  score = s / (s + c) * min(1, len / avg_len)
              s = the text match's strength (BM25), c = `lexical_saturation`; len = the text's length,
-             avg_len = the mean length of the owner's memories
+             avg_len = the mean length of the live memories of the text's own lane
     hybrid   score = w * dense + (1 - w) * lexical, w = `dense_weight`
 
 The length factor discounts word matches in texts shorter than is usual in the
@@ -16,7 +16,10 @@ than a longer text that says the same and more ("How was the wedding?" against
 the turn that tells what happened at it). On the development set it lifts hybrid
 above both dense and lexical at k = 5 and 10 (benchmarks/README.md).
 
-The same text always gets the same score for a query, and `min_score` filters on it.
+A memory's score depends on the query and on its own namespace only (the BM25 statistics
+and the mean length are its lane's): what the owner keeps in other namespaces never moves
+it, and with `namespace="*"` each memory scores as it does when its namespace is recalled
+alone. `min_score` filters on it.
 After collapsing duplicates the search widens (k x4) until `limit` distinct *relevant*
 facts are found or every source is exhausted. Relevant, without `min_score`: the fact
 shares a content word with the query (a word match) or scores at least `min_relevance`

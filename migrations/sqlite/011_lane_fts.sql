@@ -7,7 +7,7 @@ CREATE TABLE lane_fts (
 );
 
 -- Characters of each lane's live bodies, beside live_count (009): recall's length factor
--- uses the lane's mean length, for the same reason.
+-- uses the lane's mean length, for the same reason, instead of the owner's (004's table goes).
 ALTER TABLE lanes ADD COLUMN live_chars INTEGER NOT NULL DEFAULT 0;
 
 UPDATE lanes SET live_chars = (
@@ -36,3 +36,8 @@ CREATE TRIGGER lanes_live_delete AFTER DELETE ON memories WHEN OLD.status = 'liv
 BEGIN
     UPDATE lanes SET live_count = live_count - 1, live_chars = live_chars - LENGTH(OLD.body) WHERE id = OLD.lane_id;
 END;
+
+DROP TRIGGER owner_text_stats_insert;
+DROP TRIGGER owner_text_stats_update;
+DROP TRIGGER owner_text_stats_delete;
+DROP TABLE owner_text_stats;

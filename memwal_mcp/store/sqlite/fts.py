@@ -120,18 +120,14 @@ def search(
     are no more to find. One query per lane, each scored by its own lane's statistics."""
     registered = tables(conn)
     found: list[tuple[int, float]] = []
-    exhausted = True
     for lane in sorted(set(lanes)):
         name = registered.get(lane)
-        if name is None:
-            continue
-        rows = conn.execute(
-            f"SELECT rowid, bm25({name}) AS r FROM {name} WHERE {name} MATCH ? ORDER BY r LIMIT ?", (match, limit)
-        ).fetchall()
-        exhausted &= len(rows) < limit
-        found.extend(rows)
-    best = heapq.nsmallest(limit, found, key=lambda hit: (hit[1], hit[0]))
-    return best, exhausted and len(found) <= limit
+        if name is not None:  # one more than asked: whether more exist is known without a second query
+            found += conn.execute(
+                f"SELECT rowid, bm25({name}) AS r FROM {name} WHERE {name} MATCH ? ORDER BY r LIMIT ?",
+                (match, limit + 1),
+            ).fetchall()
+    return heapq.nsmallest(limit, found, key=lambda hit: (hit[1], hit[0])), len(found) <= limit
 
 
 def tables(conn: sqlite3.Connection) -> dict[int, str]:

@@ -21,6 +21,7 @@ def _full_text_rows(conn: sqlite3.Connection) -> Iterator[Problem]:
     if not _table_exists(conn, "lane_fts"):  # before migration 011
         return
     tables = fts.tables(conn)
+    owner_of = dict(conn.execute("SELECT id, owner FROM lanes").fetchall())
     problems = [
         Problem(
             "error",
@@ -52,8 +53,8 @@ def _full_text_rows(conn: sqlite3.Connection) -> Iterator[Problem]:
                 (lane,),
             )
         ]
-        for rowid, memory, m_lane, status, body_ok in conn.execute(
-            f"SELECT f.rowid, m.id, m.lane_id, m.status, f.body IS m.body FROM {name} f"
+        for rowid, memory, m_owner, m_lane, status, body_ok in conn.execute(
+            f"SELECT f.rowid, m.id, m.owner, m.lane_id, m.status, f.body IS m.body FROM {name} f"
             " LEFT JOIN memories m ON m.rowid = f.rowid"
             " WHERE m.rowid IS NULL OR m.lane_id != ? OR m.status != 'live' OR f.body IS NOT m.body"
             " ORDER BY f.rowid",
@@ -62,6 +63,16 @@ def _full_text_rows(conn: sqlite3.Connection) -> Iterator[Problem]:
             if memory is None:
                 problems.append(
                     Problem("error", "fts_row_orphan", f"indexes rowid {rowid}, which has no memory", name, str(rowid))
+                )
+            elif m_owner != owner_of.get(lane):
+                problems.append(
+                    Problem(
+                        "error",
+                        "fts_row_other_owner",
+                        f"{owner_of.get(lane)!r}'s full-text table {name} indexes memory {memory} of another owner",
+                        "memories",
+                        memory,
+                    )
                 )
             elif m_lane != lane:
                 problems.append(
