@@ -243,6 +243,8 @@ class MemoryService:
             mode=recall.mode,
             dense_weight=recall.dense_weight,
             lexical_saturation=recall.lexical_saturation,
+            lexical_scale=recall.lexical_scale,
+            lexical_power=recall.lexical_power,
             recency_half_life_days=recall.recency_half_life_days,
             min_relevance=recall.min_relevance,
             repeats_fold=self.settings.curation.enabled,

@@ -84,6 +84,8 @@ class SearchParams:
     mode: Mode = "hybrid"
     dense_weight: float = 0.7
     lexical_saturation: float = 2.0
+    lexical_scale: Literal["saturation", "ceiling"] = "saturation"
+    lexical_power: float = 1.0
     recency_half_life_days: float = 30.0
     min_relevance: float = 0.0  # without min_score: the least score of a fact that shares no query word
     repeats_fold: bool = True  # curation folds a repeat of a memory's normalized text into it
@@ -174,14 +176,15 @@ def _words_first(
 
 
 def _prepare(
-    reader: StoreReader, owner: str, lanes: Sequence[int], embedder: Embedder | None
-) -> tuple[dict[int, tuple[int, int]], list[VectorSearch] | None]:
+    reader: StoreReader, owner: str, lanes: Sequence[int], embedder: Embedder | None, terms: Sequence[str]
+) -> tuple[dict[int, tuple[int, int]], dict[int, float], list[VectorSearch] | None]:
     """One reader round trip before the search proper: each lane's live memories and their
     characters (for the word score's length factor) and, once vectors exist, one kNN
     function per lane."""
     totals = reader.lane_totals(lanes)
+    ceilings = reader.text_ceilings(lanes, terms)
     indexed = embedder is not None and check_dimension(reader, embedder)
-    return totals, [reader.vector_search(lane) for lane in lanes] if indexed else None
+    return totals, ceilings, [reader.vector_search(lane) for lane in lanes] if indexed else None
 
 
 def _candidates(
@@ -236,6 +239,7 @@ class _Scorer:
         self,
         params: SearchParams,
         average_length: dict[int, float],
+        ceilings: dict[int, float],
         dense: bool,
         lexical: bool,
         now: float,
@@ -243,6 +247,7 @@ class _Scorer:
     ) -> None:
         self.p = params
         self.average_length = average_length  # per lane
+        self.ceilings = ceilings  # per lane
         self.dense = dense
         self.lexical = lexical
         self.now = now
@@ -253,6 +258,10 @@ class _Scorer:
             return 0.0
         average = self.average_length.get(lane, 0.0)
         factor = min(1.0, length / average) if average > 0 else 1.0
+        if self.p.lexical_scale == "ceiling":
+            ceiling = self.ceilings.get(lane, 0.0)
+            share = min(1.0, strength / ceiling) if ceiling > 0 else 0.0
+            return share**self.p.lexical_power * factor
         return strength_to_score(strength, self.p.lexical_saturation) * factor
 
     def __call__(self, cosine: float | None, lexical: float) -> float:
@@ -324,7 +333,7 @@ async def search(
     dense = params.mode in ("hybrid", "dense") and embedder is not None
     # Without a query vector, lexical is all there is, whatever the mode.
     terms = content_terms(params.query) if params.mode != "dense" or not dense else []
-    totals, searches = await store.read(_prepare, params.owner, lanes, embedder if dense else None)
+    totals, ceilings, searches = await store.read(_prepare, params.owner, lanes, embedder if dense else None, terms)
     # A generous first pool: a fact ranked low by one signal can still win on both.
     k = min(MAX_K, max(params.limit * 4, 100))
 
@@ -348,6 +357,7 @@ async def search(
     scorer = _Scorer(
         params,
         _average_lengths(totals, first.added),
+        ceilings,
         dense=query_vector is not None,
         lexical=bool(terms),
         now=time.time(),

@@ -204,3 +204,28 @@ def bm25_of_rows(conn: sqlite3.Connection, lanes: Sequence[int], match: str, row
                 ).fetchall()
             )
     return found
+
+
+def ceilings(conn: sqlite3.Connection, lanes: Sequence[int], terms: Sequence[str]) -> dict[int, float]:
+    """lane -> the most BM25 a memory of the lane could have for the query: every term present
+    at a frequency that saturates it, (k1 + 1) x the sum of the terms' idf over the lane's
+    statistics (a term the lane never holds counts as in no document). Dividing a strength by
+    it gives the share of the query's weight a memory matches, whatever the lane's size."""
+    tables = fts.tables(conn)
+    found: dict[int, float] = {}
+    for lane in sorted(set(lanes)):
+        table = tables.get(lane)
+        if table is None or not terms:
+            continue
+        rows, _ = _totals(conn, table)
+        if rows == 0:
+            continue
+        total = 0.0
+        for term in terms:
+            (hits,) = conn.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE {table} MATCH ?", (fts.match_expression([term]),)
+            ).fetchone()
+            value = math.log((rows - hits + 0.5) / (hits + 0.5))
+            total += value if value > 0.0 else 1e-6
+        found[lane] = (K1 + 1.0) * total
+    return found
