@@ -101,6 +101,17 @@ def test_arguments_accept_lists_and_repeats() -> None:
         retrieval.parse_args(["--data", "x.jsonl", "--k", "0"])
 
 
+def test_layout_argument_and_its_one_owner_alias() -> None:
+    assert retrieval.parse_args(["--data", "x.jsonl"]).layout == "owners"
+    assert retrieval.parse_args(["--data", "x.jsonl", "--layout", "namespaces"]).layout == "namespaces"
+    assert retrieval.parse_args(["--data", "x.jsonl", "--one-owner"]).layout == "one-lane"
+    assert retrieval.parse_args(["--data", "x.jsonl", "--layout", "one-lane"]).layout == "one-lane"
+    with pytest.raises(SystemExit):
+        retrieval.parse_args(["--data", "x.jsonl", "--layout", "lanes"])
+    with pytest.raises(SystemExit):
+        retrieval.parse_args(["--data", "x.jsonl", "--layout", "namespaces", "--one-owner"])
+
+
 # --- the harness end to end ----------------------------------------------------------------------
 
 TINY = [
@@ -232,6 +243,34 @@ def test_queries_as_mcp_tool_calls_rank_as_in_process(tiny: Path, tmp_path: Path
     assert over_stdio["results"]["hybrid"]["recall@10"] == in_process["results"]["hybrid"]["recall@10"] == 1.0
 
 
+def test_namespaces_layout_keeps_each_unit_apart_in_process_and_over_stdio(
+    tiny: Path, tmp_path: Path, embedder: FastEmbedEmbedder
+) -> None:
+    """--layout namespaces: one owner, each unit (o1, o2, o2's "home") its own namespace; a query
+    sees only its unit's facts, whether it runs in-process or as a memwal_recall tool call."""
+    in_process = _run(tmp_path, tiny, embedder, "--mode", "hybrid", "--layout", "namespaces")
+    over_stdio = _run(tmp_path, tiny, embedder, "--mode", "hybrid", "--layout", "namespaces", "--via", "stdio")
+
+    unit_texts = {
+        "o1": {m["text"].casefold() for m in TINY if m["type"] == "memory" and m["owner"] == "o1"},
+        "o2": {
+            m["text"].casefold() for m in TINY if m["type"] == "memory" and m["owner"] == "o2" and "namespace" not in m
+        },
+        "o2:home": {m["text"].casefold() for m in TINY if m["type"] == "memory" and m.get("namespace") == "home"},
+    }
+    unit_of = {"exact": "o1", "half": "o1", "dup": "o1", "ns": "o2:home"}
+    for report in (in_process, over_stdio):
+        assert report["layout"] == "namespaces" and report["owners"] == 1 and report["lanes"] == 3
+        rows = {row["id"]: row for row in report["per_query"]["hybrid"]}
+        assert set(rows) == set(unit_of)
+        for query_id, row in rows.items():
+            assert row["owner"] == "everyone"
+            assert row["top_hits"] and set(row["top_hits"]) <= unit_texts[unit_of[query_id]], query_id
+        assert report["results"]["hybrid"]["recall@10"] == 1.0
+    ours = {row["id"]: row["evidence_rank"] for row in in_process["per_query"]["hybrid"]}
+    assert {row["id"]: row["evidence_rank"] for row in over_stdio["per_query"]["hybrid"]} == ours
+
+
 # --- the committed development set ---------------------------------------------------------------
 
 
@@ -267,6 +306,20 @@ def test_committed_conversation_sets_load_whole(name: str) -> None:
     assert len(dataset.memories) >= 650
     assert all(' said, "' in m.text and m.occurred_at for m in dataset.memories)
     assert {q.category for q in dataset.queries} == {"single-hop", "multi-hop", "temporal", "inference"}
+
+
+def test_namespaces_layout_gives_each_unit_its_namespace() -> None:
+    dataset = load_dataset(ROOT / "benchmarks" / "data" / "dev.jsonl")
+    spread = dataset.as_namespaces()
+    assert {m.owner for m in spread.memories} == {q.owner for q in spread.queries} == {"everyone"}
+    # A unit's own namespaces stay apart inside its namespace ("agent-dev:atlas").
+    assert {m.namespace for m in spread.memories} == {
+        m.owner if m.namespace is None else f"{m.owner}:{m.namespace}" for m in dataset.memories
+    }
+    assert "agent-dev:atlas" in {m.namespace for m in spread.memories}
+    where = {m.id: m.namespace for m in spread.memories}
+    for query in spread.queries:
+        assert {where[item] for item in query.evidence} == {query.namespace}, query.id
 
 
 def test_one_owner_puts_every_memory_and_query_in_one_lane() -> None:
