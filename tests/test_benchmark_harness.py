@@ -324,6 +324,38 @@ def test_messaging_set_is_built_by_make_messaging_and_shaped_like_a_texting_log(
     assert {q.category for q in dataset.queries} == {"single-hop", "multi-hop", "temporal", "adversarial", "paraphrase"}
 
 
+def test_agent_facts_set_is_built_by_make_agent_facts_and_keeps_changes_dated() -> None:
+    """Six units of about 250 facts and 60 questions each; the seeded script builds the committed
+    file byte for byte (and refuses a paraphrase question that shares a content word with its
+    evidence); a negation question's evidence says what is not done."""
+    path = ROOT / "benchmarks" / "data" / "agent_facts.jsonl"
+    committed = path.read_text(encoding="utf-8")
+    assert committed == _script("make_agent_facts").render(), "agent_facts.jsonl is stale: run make_agent_facts.py"
+    assert len(committed.encode()) < 1_000_000
+
+    dataset = load_dataset(path)
+    assert len(dataset.queries) == sum(1 for line in committed.splitlines() if '"type": "query"' in line)
+    assert len(dataset.owners) == 6
+    for owner in dataset.owners:
+        assert 220 <= sum(1 for m in dataset.memories if m.owner == owner) <= 280, owner
+        assert 55 <= sum(1 for q in dataset.queries if q.owner == owner) <= 65, owner
+    assert {q.category for q in dataset.queries} == {
+        "paraphrase",
+        "name",
+        "number",
+        "date",
+        "negation",
+        "update",
+        "multi-hop",
+    }
+    assert all(m.occurred_at for m in dataset.memories)
+    texts = {m.id: m.text for m in dataset.memories}
+    negations = [q for q in dataset.queries if q.category == "negation"]
+    assert all(
+        re.search(r"\b(not|never|no|nobody)\b|n't\b", " ".join(texts[e] for e in q.evidence), re.I) for q in negations
+    )
+
+
 @pytest.mark.parametrize("name", ["conversations", "long_chats_a", "long_chats_b", "filler_chats"])
 def test_committed_conversation_sets_load_whole(name: str) -> None:
     """The hand-written check sets: every query kept (its evidence exists, with its owner), turn-level
