@@ -58,6 +58,24 @@ class Dataset:
             [replace(m, owner=owner) for m in self.memories], [replace(q, owner=owner) for q in self.queries]
         )
 
+    def as_namespaces(self, owner: str = "everyone") -> Dataset:
+        """Every memory and query under one owner, each conversation unit (the file's owner) in
+        its own namespace, and each query recalled in its unit's namespace: what a user who keeps
+        several projects apart by namespace gets. Its figures should equal the owners layout's,
+        since a namespace is as much a wall for recall as an owner; where they differ, recall
+        lets the other namespaces in (their word statistics, or their rows crowding the kNN)."""
+        return Dataset(
+            [replace(m, owner=owner, namespace=unit_namespace(m.owner, m.namespace)) for m in self.memories],
+            [replace(q, owner=owner, namespace=unit_namespace(q.owner, q.namespace)) for q in self.queries],
+        )
+
+
+def unit_namespace(unit: str, namespace: str | None) -> str:
+    """The namespace a unit's memory lands in under the namespaces layout: the unit's name,
+    followed by the memory's own namespace when it has one other than the default, so that a
+    unit's namespaces stay apart as they were (`agent-dev` and `agent-dev:atlas`)."""
+    return unit if namespace in (None, "default") else f"{unit}:{namespace}"
+
 
 def _optional(obj: dict, field: str, where: str) -> str | None:
     value = obj.get(field)

@@ -39,6 +39,7 @@ from .metrics import mean, ndcg_at_k, percentile, recall_at_k
 log = logging.getLogger("benchmarks.retrieval")
 
 MODES = ("dense", "lexical", "hybrid")
+LAYOUTS = ("owners", "namespaces", "one-lane")
 DEFAULT_K = (1, 5, 10, 25)
 MAX_K = 100  # memwal_recall's largest limit
 STATUS_CHUNK = 50  # memwal_remember_status takes at most 50 job ids
@@ -74,10 +75,21 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--json-out", type=Path, help="write the JSON here instead of after the table on stdout")
     parser.add_argument("--db", type=Path, help="keep the database at this path (must not exist); default: temp dir")
-    parser.add_argument(
+    layout = parser.add_mutually_exclusive_group()
+    layout.add_argument(
+        "--layout",
+        choices=LAYOUTS,
+        default="owners",
+        help="owners: one owner per conversation unit (the file's owner field; default); "
+        "namespaces: one owner, each unit in its own namespace, each query recalled in its unit's; "
+        "one-lane: every memory and query in one lane of one owner",
+    )
+    layout.add_argument(
         "--one-owner",
-        action="store_true",
-        help="load every memory and query under one owner (one big lane instead of one per owner)",
+        dest="layout",
+        action="store_const",
+        const="one-lane",
+        help="the same as --layout one-lane",
     )
     parser.add_argument("--by-category", action="store_true", help="also print recall@k per query category")
     parser.add_argument(
@@ -384,10 +396,18 @@ def _per_query(result: ModeResult, ks: Sequence[int], facts: dict[str, Fact | No
 # --- main -------------------------------------------------------------------------------------
 
 
+def arrange(dataset: Dataset, layout: str) -> Dataset:
+    """The dataset as `layout` places it. Both loading and querying (in-process or over stdio)
+    see only the arranged owners and namespaces, so every path honours the layout."""
+    if layout == "one-lane":
+        return dataset.as_one_owner()
+    if layout == "namespaces":
+        return dataset.as_namespaces()
+    return dataset
+
+
 async def run(args: argparse.Namespace, embedder: Any = None) -> dict[str, Any]:
-    dataset = load_dataset(args.data)
-    if args.one_owner:
-        dataset = dataset.as_one_owner()
+    dataset = arrange(load_dataset(args.data), args.layout)
     curation = args.curation == "on"
     owners = dataset.owners
     log.info(
@@ -421,6 +441,7 @@ async def run(args: argparse.Namespace, embedder: Any = None) -> dict[str, Any]:
     report: dict[str, Any] = {
         "dataset": str(args.data),
         "memories": len(dataset.memories),
+        "layout": args.layout,
         "owners": len(owners),
         "lanes": len(namespaces),
         "queries": len(dataset.queries),
@@ -465,7 +486,7 @@ def main(argv: Sequence[str] | None = None, embedder: Any = None, *, configure_l
     out = sys.stdout
     print(
         f"{report['dataset']}: {report['memories']} memories, {report['owners']} owners, "
-        f"{report['queries']} queries; curation {report['curation']}"
+        f"{report['queries']} queries; layout {report['layout']}, {report['lanes']} lanes; curation {report['curation']}"
         + (f"; queries as memwal_recall calls over {report['via']}" if report["via"] != "service" else "")
         + ("" if report["mode_setting_supported"] else "; WARNING: recall.mode unsupported, modes are identical"),
         file=out,

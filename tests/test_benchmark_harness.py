@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -99,6 +100,17 @@ def test_arguments_accept_lists_and_repeats() -> None:
         retrieval.parse_args(["--data", "x.jsonl", "--mode", "sparse"])
     with pytest.raises(SystemExit):
         retrieval.parse_args(["--data", "x.jsonl", "--k", "0"])
+
+
+def test_layout_argument_and_its_one_owner_alias() -> None:
+    assert retrieval.parse_args(["--data", "x.jsonl"]).layout == "owners"
+    assert retrieval.parse_args(["--data", "x.jsonl", "--layout", "namespaces"]).layout == "namespaces"
+    assert retrieval.parse_args(["--data", "x.jsonl", "--one-owner"]).layout == "one-lane"
+    assert retrieval.parse_args(["--data", "x.jsonl", "--layout", "one-lane"]).layout == "one-lane"
+    with pytest.raises(SystemExit):
+        retrieval.parse_args(["--data", "x.jsonl", "--layout", "lanes"])
+    with pytest.raises(SystemExit):
+        retrieval.parse_args(["--data", "x.jsonl", "--layout", "namespaces", "--one-owner"])
 
 
 # --- the harness end to end ----------------------------------------------------------------------
@@ -232,18 +244,52 @@ def test_queries_as_mcp_tool_calls_rank_as_in_process(tiny: Path, tmp_path: Path
     assert over_stdio["results"]["hybrid"]["recall@10"] == in_process["results"]["hybrid"]["recall@10"] == 1.0
 
 
+def test_namespaces_layout_keeps_each_unit_apart_in_process_and_over_stdio(
+    tiny: Path, tmp_path: Path, embedder: FastEmbedEmbedder
+) -> None:
+    """--layout namespaces: one owner, each unit (o1, o2, o2's "home") its own namespace; a query
+    sees only its unit's facts, whether it runs in-process or as a memwal_recall tool call."""
+    in_process = _run(tmp_path, tiny, embedder, "--mode", "hybrid", "--layout", "namespaces")
+    over_stdio = _run(tmp_path, tiny, embedder, "--mode", "hybrid", "--layout", "namespaces", "--via", "stdio")
+
+    unit_texts = {
+        "o1": {m["text"].casefold() for m in TINY if m["type"] == "memory" and m["owner"] == "o1"},
+        "o2": {
+            m["text"].casefold() for m in TINY if m["type"] == "memory" and m["owner"] == "o2" and "namespace" not in m
+        },
+        "o2:home": {m["text"].casefold() for m in TINY if m["type"] == "memory" and m.get("namespace") == "home"},
+    }
+    unit_of = {"exact": "o1", "half": "o1", "dup": "o1", "ns": "o2:home"}
+    for report in (in_process, over_stdio):
+        assert report["layout"] == "namespaces" and report["owners"] == 1 and report["lanes"] == 3
+        rows = {row["id"]: row for row in report["per_query"]["hybrid"]}
+        assert set(rows) == set(unit_of)
+        for query_id, row in rows.items():
+            assert row["owner"] == "everyone"
+            assert row["top_hits"] and set(row["top_hits"]) <= unit_texts[unit_of[query_id]], query_id
+        assert report["results"]["hybrid"]["recall@10"] == 1.0
+    ours = {row["id"]: row["evidence_rank"] for row in in_process["per_query"]["hybrid"]}
+    assert {row["id"]: row["evidence_rank"] for row in over_stdio["per_query"]["hybrid"]} == ours
+
+
 # --- the committed development set ---------------------------------------------------------------
 
 
-def test_dev_dataset_is_built_by_make_dev_and_big_enough() -> None:
-    spec = importlib.util.spec_from_file_location("make_dev", ROOT / "benchmarks" / "data" / "make_dev.py")
+def _script(name: str):
+    """A benchmarks/data/make_*.py script, imported as a module."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "data" / f"{name}.py")
     assert spec is not None and spec.loader is not None
-    make_dev = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = make_dev  # dataclasses look their module up while the file runs
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
     try:
-        spec.loader.exec_module(make_dev)
+        spec.loader.exec_module(module)
     finally:
         del sys.modules[spec.name]
+    return module
+
+
+def test_dev_dataset_is_built_by_make_dev_and_big_enough() -> None:
+    make_dev = _script("make_dev")
     committed = (ROOT / "benchmarks" / "data" / "dev.jsonl").read_text(encoding="utf-8")
     assert committed == make_dev.render(), "dev.jsonl is stale: run python benchmarks/data/make_dev.py"
 
@@ -254,6 +300,60 @@ def test_dev_dataset_is_built_by_make_dev_and_big_enough() -> None:
     turns = [m for m in dataset.memories if ' said, "' in m.text]
     assert len(turns) / len(dataset.memories) >= 0.5
     assert all(m.occurred_at for m in turns)
+
+
+def test_messaging_set_is_built_by_make_messaging_and_shaped_like_a_texting_log() -> None:
+    """Eight chats of 600-900 messages over three weeks, 60-80 questions each, every question's
+    evidence in the file; the script builds the committed file byte for byte (it is seeded), and
+    refuses a paraphrase question that shares a content word with its evidence."""
+    path = ROOT / "benchmarks" / "data" / "messaging.jsonl"
+    committed = path.read_text(encoding="utf-8")
+    assert committed == _script("make_messaging").render(), "messaging.jsonl is stale: run its make_messaging.py"
+    assert len(committed.encode()) < 1_000_000
+
+    dataset = load_dataset(path)
+    assert len(dataset.queries) == sum(1 for line in committed.splitlines() if '"type": "query"' in line)
+    assert len(dataset.owners) == 8
+    for owner in dataset.owners:
+        turns = [m for m in dataset.memories if m.owner == owner]
+        assert 600 <= len(turns) <= 900, owner
+        assert all(m.occurred_at and re.match(r"^[A-Z][a-z]+: ", m.text) for m in turns), owner
+        days = {m.occurred_at[:10] for m in turns if m.occurred_at}
+        assert 19 <= len(days) <= 22, owner
+        assert 60 <= sum(1 for q in dataset.queries if q.owner == owner) <= 80, owner
+    assert {q.category for q in dataset.queries} == {"single-hop", "multi-hop", "temporal", "adversarial", "paraphrase"}
+
+
+def test_agent_facts_set_is_built_by_make_agent_facts_and_keeps_changes_dated() -> None:
+    """Six units of about 250 facts and 60 questions each; the seeded script builds the committed
+    file byte for byte (and refuses a paraphrase question that shares a content word with its
+    evidence); a negation question's evidence says what is not done."""
+    path = ROOT / "benchmarks" / "data" / "agent_facts.jsonl"
+    committed = path.read_text(encoding="utf-8")
+    assert committed == _script("make_agent_facts").render(), "agent_facts.jsonl is stale: run make_agent_facts.py"
+    assert len(committed.encode()) < 1_000_000
+
+    dataset = load_dataset(path)
+    assert len(dataset.queries) == sum(1 for line in committed.splitlines() if '"type": "query"' in line)
+    assert len(dataset.owners) == 6
+    for owner in dataset.owners:
+        assert 220 <= sum(1 for m in dataset.memories if m.owner == owner) <= 280, owner
+        assert 55 <= sum(1 for q in dataset.queries if q.owner == owner) <= 65, owner
+    assert {q.category for q in dataset.queries} == {
+        "paraphrase",
+        "name",
+        "number",
+        "date",
+        "negation",
+        "update",
+        "multi-hop",
+    }
+    assert all(m.occurred_at for m in dataset.memories)
+    texts = {m.id: m.text for m in dataset.memories}
+    negations = [q for q in dataset.queries if q.category == "negation"]
+    assert all(
+        re.search(r"\b(not|never|no|nobody)\b|n't\b", " ".join(texts[e] for e in q.evidence), re.I) for q in negations
+    )
 
 
 @pytest.mark.parametrize("name", ["conversations", "long_chats_a", "long_chats_b", "filler_chats"])
@@ -267,6 +367,20 @@ def test_committed_conversation_sets_load_whole(name: str) -> None:
     assert len(dataset.memories) >= 650
     assert all(' said, "' in m.text and m.occurred_at for m in dataset.memories)
     assert {q.category for q in dataset.queries} == {"single-hop", "multi-hop", "temporal", "inference"}
+
+
+def test_namespaces_layout_gives_each_unit_its_namespace() -> None:
+    dataset = load_dataset(ROOT / "benchmarks" / "data" / "dev.jsonl")
+    spread = dataset.as_namespaces()
+    assert {m.owner for m in spread.memories} == {q.owner for q in spread.queries} == {"everyone"}
+    # A unit's own namespaces stay apart inside its namespace ("agent-dev:atlas").
+    assert {m.namespace for m in spread.memories} == {
+        m.owner if m.namespace is None else f"{m.owner}:{m.namespace}" for m in dataset.memories
+    }
+    assert "agent-dev:atlas" in {m.namespace for m in spread.memories}
+    where = {m.id: m.namespace for m in spread.memories}
+    for query in spread.queries:
+        assert {where[item] for item in query.evidence} == {query.namespace}, query.id
 
 
 def test_one_owner_puts_every_memory_and_query_in_one_lane() -> None:
