@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
@@ -274,15 +275,21 @@ def test_namespaces_layout_keeps_each_unit_apart_in_process_and_over_stdio(
 # --- the committed development set ---------------------------------------------------------------
 
 
-def test_dev_dataset_is_built_by_make_dev_and_big_enough() -> None:
-    spec = importlib.util.spec_from_file_location("make_dev", ROOT / "benchmarks" / "data" / "make_dev.py")
+def _script(name: str):
+    """A benchmarks/data/make_*.py script, imported as a module."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / "data" / f"{name}.py")
     assert spec is not None and spec.loader is not None
-    make_dev = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = make_dev  # dataclasses look their module up while the file runs
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
     try:
-        spec.loader.exec_module(make_dev)
+        spec.loader.exec_module(module)
     finally:
         del sys.modules[spec.name]
+    return module
+
+
+def test_dev_dataset_is_built_by_make_dev_and_big_enough() -> None:
+    make_dev = _script("make_dev")
     committed = (ROOT / "benchmarks" / "data" / "dev.jsonl").read_text(encoding="utf-8")
     assert committed == make_dev.render(), "dev.jsonl is stale: run python benchmarks/data/make_dev.py"
 
@@ -293,6 +300,60 @@ def test_dev_dataset_is_built_by_make_dev_and_big_enough() -> None:
     turns = [m for m in dataset.memories if ' said, "' in m.text]
     assert len(turns) / len(dataset.memories) >= 0.5
     assert all(m.occurred_at for m in turns)
+
+
+def test_messaging_set_is_built_by_make_messaging_and_shaped_like_a_texting_log() -> None:
+    """Eight chats of 600-900 messages over three weeks, 60-80 questions each, every question's
+    evidence in the file; the script builds the committed file byte for byte (it is seeded), and
+    refuses a paraphrase question that shares a content word with its evidence."""
+    path = ROOT / "benchmarks" / "data" / "messaging.jsonl"
+    committed = path.read_text(encoding="utf-8")
+    assert committed == _script("make_messaging").render(), "messaging.jsonl is stale: run its make_messaging.py"
+    assert len(committed.encode()) < 1_000_000
+
+    dataset = load_dataset(path)
+    assert len(dataset.queries) == sum(1 for line in committed.splitlines() if '"type": "query"' in line)
+    assert len(dataset.owners) == 8
+    for owner in dataset.owners:
+        turns = [m for m in dataset.memories if m.owner == owner]
+        assert 600 <= len(turns) <= 900, owner
+        assert all(m.occurred_at and re.match(r"^[A-Z][a-z]+: ", m.text) for m in turns), owner
+        days = {m.occurred_at[:10] for m in turns if m.occurred_at}
+        assert 19 <= len(days) <= 22, owner
+        assert 60 <= sum(1 for q in dataset.queries if q.owner == owner) <= 80, owner
+    assert {q.category for q in dataset.queries} == {"single-hop", "multi-hop", "temporal", "adversarial", "paraphrase"}
+
+
+def test_agent_facts_set_is_built_by_make_agent_facts_and_keeps_changes_dated() -> None:
+    """Six units of about 250 facts and 60 questions each; the seeded script builds the committed
+    file byte for byte (and refuses a paraphrase question that shares a content word with its
+    evidence); a negation question's evidence says what is not done."""
+    path = ROOT / "benchmarks" / "data" / "agent_facts.jsonl"
+    committed = path.read_text(encoding="utf-8")
+    assert committed == _script("make_agent_facts").render(), "agent_facts.jsonl is stale: run make_agent_facts.py"
+    assert len(committed.encode()) < 1_000_000
+
+    dataset = load_dataset(path)
+    assert len(dataset.queries) == sum(1 for line in committed.splitlines() if '"type": "query"' in line)
+    assert len(dataset.owners) == 6
+    for owner in dataset.owners:
+        assert 220 <= sum(1 for m in dataset.memories if m.owner == owner) <= 280, owner
+        assert 55 <= sum(1 for q in dataset.queries if q.owner == owner) <= 65, owner
+    assert {q.category for q in dataset.queries} == {
+        "paraphrase",
+        "name",
+        "number",
+        "date",
+        "negation",
+        "update",
+        "multi-hop",
+    }
+    assert all(m.occurred_at for m in dataset.memories)
+    texts = {m.id: m.text for m in dataset.memories}
+    negations = [q for q in dataset.queries if q.category == "negation"]
+    assert all(
+        re.search(r"\b(not|never|no|nobody)\b|n't\b", " ".join(texts[e] for e in q.evidence), re.I) for q in negations
+    )
 
 
 @pytest.mark.parametrize("name", ["conversations", "long_chats_a", "long_chats_b", "filler_chats"])
