@@ -101,14 +101,7 @@ class RecallSettings(BaseModel):
     mode: Literal["hybrid", "dense", "lexical"] = Field(
         "hybrid", description="hybrid = vectors and full-text together; dense or lexical alone (for comparison)."
     )
-    dense_weight: float = Field(0.7, ge=0, le=1, description="Share of the vector score in the hybrid score.")
-    lexical_saturation: float = Field(
-        2.0, gt=0, le=100, description="BM25 strength that maps to a lexical score of 0.5."
-    )
-    lexical_scale: Literal["saturation", "ceiling"] = Field(
-        "saturation", description="EXPERIMENT: how a BM25 strength becomes a score in [0, 1]."
-    )
-    lexical_power: float = Field(1.0, gt=0, le=10, description="EXPERIMENT: exponent on the ceiling share.")
+    dense_weight: float = Field(0.5, ge=0, le=1, description="Share of the vector score in the hybrid score.")
     recency_half_life_days: float = Field(
         30.0, gt=0, le=36500, description="With prefer_recent, a fact this old weighs 3/4 of a new one."
     )

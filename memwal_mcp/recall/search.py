@@ -5,9 +5,10 @@ Each candidate gets both signals -- its cosine with the query (from its stored
 vector) and its BM25 strength -- and one score in [0, 1]:
 
     dense    score = cosine (clipped to [0, 1])
-    lexical  score = s / (s + c) * min(1, len / avg_len)
-             s = the text match's strength (BM25), c = `lexical_saturation`; len = the text's length,
-             avg_len = the mean length of the live memories of the text's own lane
+    lexical  score = s / s_max * min(1, len / avg_len)
+             s = the text match's strength (BM25); s_max = the lane's ceiling for the query (the
+             BM25 of a memory holding every query term at a saturating frequency: (k1 + 1) x the
+             terms' idf); len = the text's length, avg_len = the mean length of the lane's memories
     hybrid   score = w * dense + (1 - w) * lexical, w = `dense_weight`
 
 The length factor discounts word matches in texts shorter than is usual in the
@@ -52,7 +53,7 @@ from ..records import Hit
 from ..store import Store, StoreReader, VectorSearch
 from ..store.records import KeyCopies, MemoryRow, QueuedJob, QueuedText
 from .collapse import group_duplicates, survivor
-from .lexical import content_terms, has_content_word, strength_to_score
+from .lexical import content_terms, has_content_word
 from .unindexed_vectors import UnindexedVectors
 
 log = logging.getLogger(__name__)
@@ -82,10 +83,7 @@ class SearchParams:
     until: float | None = None
     prefer_recent: bool = False
     mode: Mode = "hybrid"
-    dense_weight: float = 0.7
-    lexical_saturation: float = 2.0
-    lexical_scale: Literal["saturation", "ceiling"] = "saturation"
-    lexical_power: float = 1.0
+    dense_weight: float = 0.5
     recency_half_life_days: float = 30.0
     min_relevance: float = 0.0  # without min_score: the least score of a fact that shares no query word
     repeats_fold: bool = True  # curation folds a repeat of a memory's normalized text into it
@@ -117,6 +115,7 @@ class _WordsFirst:
     queued_strength: list[float | None]
     queued_keys: list[str]
     added: dict[int, tuple[int, int]]  # lane -> (memories, characters) the queued jobs add once curated
+    ceilings: dict[int, float]  # lane -> the most strength a memory of it could have for the query
 
 
 def check_dimension(reader: StoreReader, embedder: Embedder) -> bool:
@@ -172,19 +171,19 @@ def _words_first(
         scored.strengths,
         scored.keys,
         scored.added,
+        scored.ceilings,
     )
 
 
 def _prepare(
-    reader: StoreReader, owner: str, lanes: Sequence[int], embedder: Embedder | None, terms: Sequence[str]
-) -> tuple[dict[int, tuple[int, int]], dict[int, float], list[VectorSearch] | None]:
+    reader: StoreReader, owner: str, lanes: Sequence[int], embedder: Embedder | None
+) -> tuple[dict[int, tuple[int, int]], list[VectorSearch] | None]:
     """One reader round trip before the search proper: each lane's live memories and their
     characters (for the word score's length factor) and, once vectors exist, one kNN
     function per lane."""
     totals = reader.lane_totals(lanes)
-    ceilings = reader.text_ceilings(lanes, terms)
     indexed = embedder is not None and check_dimension(reader, embedder)
-    return totals, ceilings, [reader.vector_search(lane) for lane in lanes] if indexed else None
+    return totals, [reader.vector_search(lane) for lane in lanes] if indexed else None
 
 
 def _candidates(
@@ -258,11 +257,8 @@ class _Scorer:
             return 0.0
         average = self.average_length.get(lane, 0.0)
         factor = min(1.0, length / average) if average > 0 else 1.0
-        if self.p.lexical_scale == "ceiling":
-            ceiling = self.ceilings.get(lane, 0.0)
-            share = min(1.0, strength / ceiling) if ceiling > 0 else 0.0
-            return share**self.p.lexical_power * factor
-        return strength_to_score(strength, self.p.lexical_saturation) * factor
+        ceiling = self.ceilings.get(lane, 0.0)
+        return (min(1.0, strength / ceiling) if ceiling > 0 else 0.0) * factor
 
     def __call__(self, cosine: float | None, lexical: float) -> float:
         dense = min(1.0, max(0.0, cosine)) if cosine is not None else 0.0
@@ -333,7 +329,7 @@ async def search(
     dense = params.mode in ("hybrid", "dense") and embedder is not None
     # Without a query vector, lexical is all there is, whatever the mode.
     terms = content_terms(params.query) if params.mode != "dense" or not dense else []
-    totals, ceilings, searches = await store.read(_prepare, params.owner, lanes, embedder if dense else None, terms)
+    totals, searches = await store.read(_prepare, params.owner, lanes, embedder if dense else None)
     # A generous first pool: a fact ranked low by one signal can still win on both.
     k = min(MAX_K, max(params.limit * 4, 100))
 
@@ -357,7 +353,7 @@ async def search(
     scorer = _Scorer(
         params,
         _average_lengths(totals, first.added),
-        ceilings,
+        first.ceilings,
         dense=query_vector is not None,
         lexical=bool(terms),
         now=time.time(),

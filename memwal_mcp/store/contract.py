@@ -112,15 +112,12 @@ class StoreReader(Protocol):
         """`TextMatch.strength` of these memories (those holding a term), found without the
         text index: for memories the index does not hold yet."""
 
-    def text_ceilings(self, lanes: Sequence[int], terms: Sequence[str]) -> dict[int, float]:
-        """lane -> the most strength any memory of the lane could have for these terms (all of
-        them, each at a saturating frequency): strength / ceiling is the share of the query a
-        memory matches, comparable across lanes of any size."""
-
     def score_queued(
         self, lanes: Sequence[int], terms: Sequence[str], texts: Sequence[QueuedText], repeats_fold: bool
     ) -> Scored:
-        """The strength each queued text would have as a memory of its lane, on the same scale."""
+        """The strength each queued text would have as a memory of its lane, on the same scale,
+        and each searched lane's ceiling for the terms (see Scored): both over the statistics the
+        lanes will have once the texts are in."""
 
     def lane_totals(self, lanes: Sequence[int]) -> dict[int, tuple[int, int]]:
         """(live memories, characters of their bodies) of each lane."""

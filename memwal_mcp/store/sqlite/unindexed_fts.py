@@ -113,12 +113,17 @@ def score_queued(
     repeats_fold: bool,
 ) -> Scored:
     """bm25 of each text for the query `terms` (plain words, in the query's order), as if every
-    text had been curated into its lane's table: each over its own lane's statistics.
+    text had been curated into its lane's table, each over its own lane's statistics; and each
+    searched lane's ceiling for the query over the same statistics.
+
+    The ceiling is the most BM25 a memory of the lane could have: every term present at a
+    frequency that saturates it, (k1 + 1) x the sum of the terms' idf (a term the lane never
+    holds counts as in no document; a term with no token, which nothing can match, not at all).
+    A strength divided by it is the share of the query's weight a memory matches, whatever the
+    lane's size -- the lexical score recall fuses with the cosine.
 
     `repeats_fold`: curation is on, so a text whose normalized form a live memory of its lane
     (or an earlier text here) already has becomes an occurrence and adds no row."""
-    if not texts:
-        return Scored([], [], {})
     added: list[bool] = []
     seen: set[tuple[int, str]] = set()
     keys = [norm_key(item.text) for item in texts]
@@ -137,7 +142,7 @@ def score_queued(
             grows[item.lane] = (rows + 1, chars + len(item.text))
     tables = fts.tables(conn) if terms else {}
     if not tables:
-        return Scored([None] * len(texts), keys, grows)
+        return Scored([None] * len(texts), keys, grows, {})
 
     scratch = _Scratch()
     try:
@@ -151,7 +156,9 @@ def score_queued(
         scratch.close()
 
     out: list[float | None] = [None] * len(texts)
-    for lane in sorted({item.lane for item in texts}):
+    ceilings: dict[int, float] = {}
+    searched = set(lanes)
+    for lane in sorted(searched | {item.lane for item in texts}):
         table = tables.get(lane)
         if table is None:
             continue
@@ -160,6 +167,8 @@ def score_queued(
         rows, tokens = _totals(conn, table)
         rows += sum(1 for doc in docs if added[doc - 1])
         tokens += sum(sizes.get(doc, 0) for doc in docs if added[doc - 1])
+        if rows == 0:
+            continue
         idf: list[float] = []
         for term, phrase, freq in zip(terms, phrases, freqs):
             hits = 0
@@ -170,7 +179,9 @@ def score_queued(
             hits += sum(1 for doc in freq if doc in mine and added[doc - 1])
             value = math.log((rows - hits + 0.5) / (hits + 0.5))
             idf.append(value if value > 0.0 else 1e-6)
-        average = tokens / rows if rows else 0.0
+        if lane in searched:
+            ceilings[lane] = (K1 + 1.0) * sum(weight for weight, phrase in zip(idf, phrases) if phrase)
+        average = tokens / rows
         for doc in docs:
             if average <= 0.0 or not any(doc in freq for freq in freqs):
                 continue
@@ -180,7 +191,7 @@ def score_queued(
                 f = float(freq.get(doc, 0))
                 score += weight * (f * (K1 + 1.0)) / (f + K1 * (1 - B + B * length / average))
             out[doc - 1] = score
-    return Scored(out, keys, grows)
+    return Scored(out, keys, grows, ceilings)
 
 
 def bm25_of_rows(conn: sqlite3.Connection, lanes: Sequence[int], match: str, rowids: Sequence[int]) -> dict[int, float]:
@@ -203,29 +214,4 @@ def bm25_of_rows(conn: sqlite3.Connection, lanes: Sequence[int], match: str, row
                     (match, *part),
                 ).fetchall()
             )
-    return found
-
-
-def ceilings(conn: sqlite3.Connection, lanes: Sequence[int], terms: Sequence[str]) -> dict[int, float]:
-    """lane -> the most BM25 a memory of the lane could have for the query: every term present
-    at a frequency that saturates it, (k1 + 1) x the sum of the terms' idf over the lane's
-    statistics (a term the lane never holds counts as in no document). Dividing a strength by
-    it gives the share of the query's weight a memory matches, whatever the lane's size."""
-    tables = fts.tables(conn)
-    found: dict[int, float] = {}
-    for lane in sorted(set(lanes)):
-        table = tables.get(lane)
-        if table is None or not terms:
-            continue
-        rows, _ = _totals(conn, table)
-        if rows == 0:
-            continue
-        total = 0.0
-        for term in terms:
-            (hits,) = conn.execute(
-                f"SELECT COUNT(*) FROM {table} WHERE {table} MATCH ?", (fts.match_expression([term]),)
-            ).fetchone()
-            value = math.log((rows - hits + 0.5) / (hits + 0.5))
-            total += value if value > 0.0 else 1e-6
-        found[lane] = (K1 + 1.0) * total
     return found

@@ -90,9 +90,6 @@ class SQLiteReader:
         found = unindexed_fts.bm25_of_rows(self.conn, lanes, fts.match_expression(terms), pks)
         return {pk: -bm25 for pk, bm25 in found.items()}
 
-    def text_ceilings(self, lanes: Sequence[int], terms: Sequence[str]) -> dict[int, float]:
-        return unindexed_fts.ceilings(self.conn, lanes, terms)
-
     def score_queued(
         self, lanes: Sequence[int], terms: Sequence[str], texts: Sequence[QueuedText], repeats_fold: bool
     ) -> Scored:
