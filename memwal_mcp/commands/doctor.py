@@ -76,6 +76,6 @@ async def run_standalone(settings: Settings, args: argparse.Namespace) -> None:
     try:
         async with Database(path):
             pass
-    except Exception:  # noqa: BLE001 - the database check below says what is wrong
+    except Exception:
         pass
     await diagnose(settings, args, created_now=not existed and path.exists())
