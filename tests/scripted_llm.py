@@ -38,7 +38,7 @@ class ScriptedLLM:
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 request = json.loads(self.rfile.read(length) or b"{}")
                 with owner._lock:

@@ -176,8 +176,8 @@ _SURROGATE_CALLS = [
 
 
 async def _send_raw(server: RawServer, tool: str, arguments_json: str) -> int:
-    server._next_id += 1  # noqa: SLF001 - the line is written by hand, the id must not collide
-    request_id = server._next_id  # noqa: SLF001
+    server._next_id += 1  # the line is written by hand, the id must not collide
+    request_id = server._next_id
     line = (
         '{"jsonrpc": "2.0", "id": ' + str(request_id) + ', "method": "tools/call", '
         '"params": {"name": "' + tool + '", "arguments": ' + arguments_json + "}}"
