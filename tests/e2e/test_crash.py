@@ -27,10 +27,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from memwal_mcp.normalize import normalize_text
 
 from .conftest import MEMWAL, RawServer, db_rows
+
+pytestmark = pytest.mark.slow
 
 TOTAL = 2000
 SHARED_KEYS = 40  # requests sent to both processes: 80 of the 2,000 lines

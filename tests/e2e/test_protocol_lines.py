@@ -13,8 +13,11 @@ import json
 from typing import Any
 
 import anyio
+import pytest
 
 from .conftest import PROTOCOL_VERSION, RawServer
+
+pytestmark = pytest.mark.slow
 
 INIT_PARAMS = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "lines", "version": "1"}}
 
