@@ -270,6 +270,7 @@ def _low_priority_tasks() -> set[int]:
     return tasks
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities are set on Linux only")
 @pytest.mark.parametrize("scans_beside", [True, False], ids=["llm-scans-beside", "no-llm"])
 def test_a_process_holding_a_large_lane_runs_one_copy(monkeypatch, scans_beside) -> None:
@@ -296,6 +297,7 @@ def test_a_process_holding_a_large_lane_runs_one_copy(monkeypatch, scans_beside)
         model.close()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the copies run on Linux only")
 def test_a_batch_that_starts_the_copies_waits_for_one_instead_of_using_the_main_model(monkeypatch) -> None:
     """Embedding it on the main model meanwhile (normal priority, every core) competed with the
