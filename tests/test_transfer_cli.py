@@ -31,6 +31,8 @@ from memwal_mcp.service import MemoryService
 from memwal_mcp.store.sqlite.connection import connect
 from tests.scripted_llm import Reply, ScriptedLLM
 
+pytestmark = pytest.mark.slow
+
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"
 
 # Tables an import writes to (the rest are indexes, counters and settings).

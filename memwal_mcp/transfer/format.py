@@ -191,7 +191,7 @@ _RECORD = TypeAdapter(Record)
 class Entity(_Record):
     type: Literal["entity"]
     name: str = Field(min_length=1)
-    entityType: str = ""  # noqa: N815 - the file's own field name
+    entityType: str = ""
     observations: list[str] = []
 
     def text(self) -> str:
@@ -206,7 +206,7 @@ class Relation(_Record):
     type: Literal["relation"]
     source: str = Field(alias="from", min_length=1)
     target: str = Field(alias="to", min_length=1)
-    relationType: str = Field(min_length=1)  # noqa: N815
+    relationType: str = Field(min_length=1)
 
     def text(self) -> str:
         return f"{self.source} {self.relationType} {self.target}"

@@ -12,8 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from tests.e2e.conftest import MEMWAL, base_env
+
+pytestmark = pytest.mark.slow
 
 FACTS = [
     "The cat is named Whiskers",
