@@ -375,9 +375,37 @@ def _vector_of_a_forgotten_memory(db: Path) -> str:
     return str(rowid)
 
 
+def _carols_job(db: Path, job: str, status: str, decision: str, text: str) -> str:
+    """A job of carol's in no memory, as only damage (or a forget while queued) leaves one."""
+    (lane,) = one(db, "SELECT id FROM lanes WHERE owner = 'carol'")
+    now = time.time()
+    sql(
+        db,
+        "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, status, decision, created_at, updated_at)"
+        " VALUES (?, 'carol', 'default', ?, ?, ?, ?, ?, ?)",
+        (job, lane, text, status, decision, now, now),
+    )
+    return job
+
+
+def _forgotten_while_queued_keeps_text(db: Path) -> str:
+    return _carols_job(db, "j_kept", "done", "forgotten", "Carol likes tea")
+
+
+def _forgotten_job_still_queued(db: Path) -> str:
+    return _carols_job(db, "j_requeued", "queued", "forgotten", "")
+
+
+def _done_job_in_no_memory(db: Path) -> str:
+    return _carols_job(db, "j_nowhere", "done", "created", "Carol likes tea")
+
+
 @pytest.mark.parametrize(
     ("corrupt", "code"),
     [
+        (_forgotten_while_queued_keeps_text, "forgotten_job_keeps_text"),
+        (_forgotten_job_still_queued, "forgotten_job_not_done"),
+        (_done_job_in_no_memory, "job_without_memory"),
         (_forgotten_text_survives, "forgotten_memory_keeps_text"),
         (_retired_into_another_owner, "retired_into_crossed"),
         (_stale_fts_body, "fts_body_stale"),
