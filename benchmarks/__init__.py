@@ -4,4 +4,4 @@
 (recall@k, nDCG@k) and recall latency through the real remember and recall paths.
 """
 
-import memwal_mcp  # noqa: F401,E402 -- before NumPy loads: it sets NumPy's BLAS threads, as in the server
+import memwal_mcp  # noqa: F401 -- before NumPy loads: it sets NumPy's BLAS threads, as in the server

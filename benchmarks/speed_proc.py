@@ -80,11 +80,11 @@ def machine_info() -> dict[str, Any]:
     module = sqlite_module()
     conn = module.connect(":memory:")
     try:
-        from memwal_mcp.store.sqlite.connection import _load_vec  # noqa: PLC2701 - the same loader the store uses
+        from memwal_mcp.store.sqlite.connection import _load_vec  # the same loader the store uses
 
         _load_vec(conn)
         vec = conn.execute("SELECT vec_version()").fetchone()[0]
-    except Exception:  # noqa: BLE001
+    except Exception:
         vec = "unavailable"
     finally:
         conn.close()

@@ -11,7 +11,7 @@ import os as _os
 _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # Fewer malloc arenas for the threads to come (see heap.py): 86 MiB less peak RSS.
-from . import heap as _heap  # noqa: E402
+from . import heap as _heap
 
 _heap.limit_arenas()
 

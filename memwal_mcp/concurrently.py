@@ -27,7 +27,7 @@ async def side_by_side(first: Callable[[], Awaitable[A]], second: Callable[[], A
     async def run(index: int, fn: Callable[[], Awaitable[Any]]) -> None:
         try:
             results[index] = await fn()
-        except Exception as exc:  # noqa: BLE001 -- re-raised below, unwrapped
+        except Exception as exc:
             errors.append(exc)
 
     async with anyio.create_task_group() as tg:

@@ -100,7 +100,7 @@ def _blank_unreadable(model: object) -> None:
                 weight[index] = 1
         weight[unk_id] = -1
         post_process = inner._post_process_onnx_output
-    except Exception as exc:  # noqa: BLE001 -- unreadable texts then embed as the model says
+    except Exception as exc:
         log.debug("not checking texts for unknown word pieces: %s", exc)
         return
 
@@ -151,7 +151,7 @@ def _stop_spinning(model: object, threads: int | None) -> None:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         inner.model = ort.InferenceSession(path, providers=providers, sess_options=options)
-    except Exception as exc:  # noqa: BLE001 -- a speed-up only
+    except Exception as exc:
         log.debug("keeping fastembed's ONNX session as it is: %s", exc)
         return
     heap.trim()  # what the first session freed
@@ -365,7 +365,7 @@ class _LowPriorityModels:
             previous.wait()
         try:
             embed = load()
-        except Exception:  # noqa: BLE001 -- curation goes on with the main model
+        except Exception:
             log.warning(
                 "a low-priority copy of the embedding model failed to load; curation embeds at normal priority",
                 exc_info=True,
@@ -378,7 +378,7 @@ class _LowPriorityModels:
                 vectors = embed(texts) if embed is not None else None
                 heap.trim_if_large()
                 done.set_result(vectors)
-            except BaseException as exc:  # noqa: BLE001 -- the caller re-raises it
+            except BaseException as exc:
                 done.set_exception(exc)
 
 

@@ -22,8 +22,12 @@ class JobOut(BaseModel):
     job_id: str
     status: Literal["queued", "done", "failed"]
     namespace: str
-    decision: str | None = Field(None, description="created / occurrence, once done")
-    memory_id: str | None = Field(None, description="The memory the fact is in, once done")
+    decision: str | None = Field(
+        None, description="Once done: created, occurrence, skipped, updated, consolidated, appended or forgotten"
+    )
+    memory_id: str | None = Field(
+        None, description="The memory the fact is in, once done (none if it was forgotten before it was curated)"
+    )
     error: str | None = None
     created_at: str
     occurred_at: str | None = None
@@ -256,6 +260,10 @@ def list_text(out: ListOut) -> str:
 
 
 def job_line(job: JobOut) -> str:
+    if job.status == "done" and job.memory_id is None:
+        if job.decision == "forgotten":  # erased by a forget while still queued: it never became a memory
+            return f"{job.job_id}: forgotten before it was curated (its text is erased; it became no memory)"
+        return f"{job.job_id}: done ({job.decision}) but in no memory (`memwal-mcp check` names the damage)"
     if job.status == "done":
         return f"{job.job_id}: done ({job.decision}) -> memory {job.memory_id}"
     if job.status == "failed":

@@ -189,6 +189,9 @@ _EPOCH = datetime(1970, 1, 1)
 _FIRST, _END = datetime(1, 1, 1) - _EPOCH, datetime(9999, 12, 31, 23, 59, 59, 999999) - _EPOCH
 # The last float that still prints inside year 9999 (its exact end rounds up to year 10000).
 _LATEST = math.nextafter((_END + timedelta(microseconds=1)).total_seconds(), -math.inf)
+# The same ends as seconds since the epoch: every time stored must lie between them, whether
+# it came as an ISO-8601 argument or as a number in an import file.
+EARLIEST_EPOCH_S, LATEST_EPOCH_S = _FIRST.total_seconds(), _LATEST
 _FORMS = "e.g. '2026-11-30', '2026-11-30T14:05' or '2026-11-30T14:05:00Z'"
 
 

@@ -38,7 +38,7 @@ class ScriptedLLM:
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 request = json.loads(self.rfile.read(length) or b"{}")
                 with owner._lock:
@@ -78,7 +78,9 @@ class ScriptedLLM:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # serve_forever checks for shutdown every poll_interval (0.5 s by default): every test
+        # with a scripted LLM waited that long on exit.
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     @property
     def base_url(self) -> str:

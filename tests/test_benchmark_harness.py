@@ -228,6 +228,7 @@ def test_harness_with_curation_on_and_every_mode(tiny: Path, tmp_path: Path, emb
         assert 0.0 <= summary["ndcg@1"] <= 1.0
 
 
+@pytest.mark.slow
 def test_queries_as_mcp_tool_calls_rank_as_in_process(tiny: Path, tmp_path: Path, embedder: FastEmbedEmbedder) -> None:
     """--via stdio: each query is a memwal_recall call through the mcp client to a memwal-mcp
     subprocess per owner; the ranks and scores are the in-process ones."""

@@ -20,6 +20,8 @@ import pytest
 
 from memwal_mcp.store.sqlite.connection import connect
 
+pytestmark = pytest.mark.slow
+
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"
 
 

@@ -9,9 +9,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"
 
 
+@pytest.mark.slow
 def test_a_terminal_on_stdin_gets_client_setup_help_on_stderr(tmp_path: Path):
     controller, terminal = pty.openpty()
     env = {**os.environ, "MEMWAL_DB_PATH": str(tmp_path / "memwal.db"), "HOME": str(tmp_path)}

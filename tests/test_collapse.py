@@ -163,13 +163,13 @@ def test_copies_note_wording() -> None:
 def test_stored_counts_win_over_what_a_search_fetched() -> None:
     """1,200 rows of one text, of which a search fetched three: the survivor stands for all."""
     hits = [hit("m1", "fact", 0.9), hit("m2", "FACT", 0.8), hit("m3", " fact", 0.7), hit("m4", "other", 0.5)]
-    stored = {norm_key("fact"): KeyCopies(rows=1200, occurrences=0, folded_by_llm=0, latest=None)}
+    stored = {norm_key("fact"): KeyCopies(rows=1200, occurrences=0, folded_by_llm=0)}
     out = collapse_duplicates(hits, stored=stored)
     assert [(h.id, h.copies, h.folded_by_llm) for h in out] == [("m1", 1199, 0), ("m4", 0, 0)]
 
 
 def test_llm_folds_are_counted_apart_and_noted_apart() -> None:
-    stored = {norm_key("fact"): KeyCopies(rows=1, occurrences=2, folded_by_llm=1, latest=None)}
+    stored = {norm_key("fact"): KeyCopies(rows=1, occurrences=2, folded_by_llm=1)}
     [survivor] = collapse_duplicates([hit("m1", "fact", 0.9)], stored=stored)
     assert (survivor.copies, survivor.folded_by_llm) == (3, 1)
     text = recall_text(RecallResult("q", 5, "default", [survivor]))
@@ -177,7 +177,7 @@ def test_llm_folds_are_counted_apart_and_noted_apart() -> None:
 
 
 def test_only_llm_folds_say_nothing_about_the_same_fact() -> None:
-    stored = {norm_key("fact"): KeyCopies(rows=1, occurrences=0, folded_by_llm=2, latest=None)}
+    stored = {norm_key("fact"): KeyCopies(rows=1, occurrences=0, folded_by_llm=2)}
     [survivor] = collapse_duplicates([hit("m1", "fact", 0.9)], stored=stored)
     text = recall_text(RecallResult("q", 5, "default", [survivor]))
     assert text.splitlines()[1:] == [folded_note(2)]
@@ -186,13 +186,13 @@ def test_only_llm_folds_say_nothing_about_the_same_fact() -> None:
 
 def test_a_window_holding_only_a_folded_fact_shows_the_memory_without_inventing_copies() -> None:
     """since/until left only the SKIP-folded proposal in the window: it is the one shown."""
-    stored = {norm_key("fact"): KeyCopies(rows=0, occurrences=0, folded_by_llm=1, latest=5.0)}
+    stored = {norm_key("fact"): KeyCopies(rows=0, occurrences=0, folded_by_llm=1)}
     [survivor] = collapse_duplicates([hit("m1", "fact", 0.9)], stored=stored)
     assert (survivor.copies, survivor.folded_by_llm) == (0, 0)
 
 
 def test_queued_copies_add_to_the_stored_count() -> None:
-    stored = {norm_key("fact"): KeyCopies(rows=2, occurrences=1, folded_by_llm=0, latest=None)}
+    stored = {norm_key("fact"): KeyCopies(rows=2, occurrences=1, folded_by_llm=0)}
     hits = [hit("j_1", "fact", 0.95, pending=True), hit("m1", "fact", 0.9), hit("j_2", "Fact", 0.9, pending=True)]
     [survivor] = collapse_duplicates(hits, stored=stored)
     assert survivor.id == "j_1" and survivor.copies == 2 + 1 + 2 - 1

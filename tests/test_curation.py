@@ -240,7 +240,7 @@ async def _all_jobs(svc: MemoryService):
 @pytest.mark.parametrize(
     "reply",
     [
-        Reply("UPDATE C1\n---\nmerged", delay_s=3.5),  # slower than timeout_s=2
+        pytest.param(Reply("UPDATE C1\n---\nmerged", delay_s=3.5), marks=pytest.mark.slow),  # slower than timeout_s=2
         Reply(status=500),
         Reply("I am not sure what you mean. Here is a poem instead."),
         Reply("UPDATE C9\n---\nThe user is allergic to peanuts and shellfish"),  # a label never shown
@@ -320,6 +320,7 @@ def _stats_cli(db: Path) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 async def test_a_skip_that_would_hide_words_creates_the_proposal_instead(make_settings, embedder):
     with ScriptedLLM(lambda request: Reply("SKIP C1")) as llm:
         async with curating(make_settings, embedder, llm, curation={"nominator_threshold": 0.5}) as svc:

@@ -9,6 +9,7 @@ Real SQLite file, the real bundled model.
 from __future__ import annotations
 
 import anyio
+import pytest
 
 from memwal_mcp.curation import deferred
 from memwal_mcp.service import MemoryService
@@ -96,6 +97,7 @@ async def test_with_an_llm_nominees_are_found_before_the_decision(make_settings,
     assert marks["curation_nominated"] == 1 and marks["curation_llm_decision_create"] == 1
 
 
+@pytest.mark.slow
 async def test_counting_left_by_an_earlier_process_never_holds_up_a_remember(make_settings, embedder):
     """Counting is for when no job is due: a remember that someone waits for is curated
     between two passes, with most of the backlog (left by a closed process) still to count."""

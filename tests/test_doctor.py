@@ -140,6 +140,7 @@ def closed_port() -> int:
         return probe.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_doctor_on_this_machine_is_all_green_and_prints_client_json(doctor_runs):
     tmp_path, (code, stdout, stderr) = doctor_runs.verdicts["default"]
     assert code == 0, stdout + stderr
@@ -197,6 +198,7 @@ async def test_a_default_database_path_needs_no_env_in_the_client_config(tmp_pat
         assert all("env" not in server for server in _servers(snippet.config))
 
 
+@pytest.mark.slow
 def test_an_empty_model_folder_is_named_with_a_fix(doctor_runs):
     _, (code, stdout, stderr) = doctor_runs.verdicts["empty model folder"]
     empty = doctor_runs.empty_model
@@ -209,6 +211,7 @@ def test_an_empty_model_folder_is_named_with_a_fix(doctor_runs):
     assert "FAILED" in stdout.splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_a_scripted_llm_gets_the_test_decision(doctor_runs):
     _, (code, stdout, stderr) = doctor_runs.verdicts["scripted llm"]
     requests = doctor_runs.llm_requests
@@ -222,6 +225,7 @@ def test_a_scripted_llm_gets_the_test_decision(doctor_runs):
     assert doctor.TEST_PROPOSAL in asked and doctor.TEST_NOMINEE in asked and "[C1]" in asked
 
 
+@pytest.mark.slow
 def test_an_llm_on_a_closed_port_is_unreachable_with_a_fix(doctor_runs):
     _, (code, stdout, stderr) = doctor_runs.verdicts["closed port"]
     assert code == 1, stdout + stderr

@@ -123,7 +123,7 @@ def test_tampered_file_is_refused(tmp_path: Path) -> None:
     tampered = tmp_path / "model.onnx"
     tampered.write_bytes(b"definitely not the model")
     with pytest.raises(EmbeddingError) as caught:
-        bundled_model._verified(tampered, bundled_model.ONNX_SHA256)  # noqa: SLF001
+        bundled_model._verified(tampered, bundled_model.ONNX_SHA256)
     message = str(caught.value)
     assert bundled_model.ONNX_SHA256 in message
     assert sha256(tampered) in message
@@ -134,17 +134,17 @@ def test_one_flipped_byte_is_refused(tmp_path: Path) -> None:
     source = bundled_model.source_files()["tokenizer.json"]
     copy = tmp_path / "tokenizer.json"
     shutil.copyfile(source, copy)
-    assert bundled_model._verified(copy, bundled_model.TOKENIZER_SHA256) == copy  # noqa: SLF001
+    assert bundled_model._verified(copy, bundled_model.TOKENIZER_SHA256) == copy
     data = bytearray(copy.read_bytes())
     data[len(data) // 2] ^= 0x01
     copy.write_bytes(bytes(data))
     with pytest.raises(EmbeddingError, match=bundled_model.TOKENIZER_SHA256):
-        bundled_model._verified(copy, bundled_model.TOKENIZER_SHA256)  # noqa: SLF001
+        bundled_model._verified(copy, bundled_model.TOKENIZER_SHA256)
 
 
 def test_missing_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(EmbeddingError, match="missing"):
-        bundled_model._verified(tmp_path / "nope.onnx", bundled_model.ONNX_SHA256)  # noqa: SLF001
+        bundled_model._verified(tmp_path / "nope.onnx", bundled_model.ONNX_SHA256)
 
 
 # --- dimension refusal -------------------------------------------------------------
@@ -270,6 +270,7 @@ def _low_priority_tasks() -> set[int]:
     return tasks
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities are set on Linux only")
 @pytest.mark.parametrize("scans_beside", [True, False], ids=["llm-scans-beside", "no-llm"])
 def test_a_process_holding_a_large_lane_runs_one_copy(monkeypatch, scans_beside) -> None:
@@ -296,6 +297,7 @@ def test_a_process_holding_a_large_lane_runs_one_copy(monkeypatch, scans_beside)
         model.close()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the copies run on Linux only")
 def test_a_batch_that_starts_the_copies_waits_for_one_instead_of_using_the_main_model(monkeypatch) -> None:
     """Embedding it on the main model meanwhile (normal priority, every core) competed with the

@@ -511,6 +511,7 @@ def _settings(db_path: Path) -> Settings:
     return load_settings(db_path=db_path)
 
 
+@pytest.mark.slow
 def test_fuzz_every_tool_in_process(tmp_path: Path, embedder: FastEmbedEmbedder) -> None:
     db_path = tmp_path / "fuzz.db"
     log = FuzzLog()

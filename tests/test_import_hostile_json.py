@@ -12,6 +12,8 @@ import pytest
 
 from memwal_mcp.store.sqlite.connection import connect
 
+pytestmark = pytest.mark.slow
+
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"
 DEEP = '{"type": "job", "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
 LONG_NUMBER = '{"type": "job", "x": ' + "9" * 5_000 + "}"

@@ -153,6 +153,7 @@ def one(db: Path, query: str, params: tuple = ()) -> tuple:
 # --- a healthy store --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_realistic_store_passes_check(pristine: Path, copy: Path):
     conn = connect(copy)
     try:
@@ -298,12 +299,14 @@ def damaged_verdicts(pristine: Path, tmp_path_factory: pytest.TempPathFactory) -
     return {name: (refs.get(name, ""), verdicts[name]) for name in runs}
 
 
+@pytest.mark.slow
 def test_check_of_a_path_with_no_database_fails(damaged_verdicts):
     _, (returncode, stdout, stderr) = damaged_verdicts["no database"]
     assert returncode == 1, stdout + stderr
     assert "database_missing" in stdout and "no database at" in stdout
 
 
+@pytest.mark.slow
 def test_an_old_queue_is_a_warning_and_check_still_passes(damaged_verdicts):
     lane, (returncode, stdout, stderr) = damaged_verdicts["stale queue"]
     assert returncode == 0, stdout + stderr
@@ -313,6 +316,7 @@ def test_an_old_queue_is_a_warning_and_check_still_passes(damaged_verdicts):
     assert "2.0 h" in stale[0]["detail"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", list(DAMAGE))
 def test_each_kind_of_damage_is_named_and_fails_check(damaged_verdicts, damage: str):
     ref, (returncode, stdout, stderr) = damaged_verdicts[damage]
@@ -378,9 +382,37 @@ def _vector_of_a_forgotten_memory(db: Path) -> str:
     return str(rowid)
 
 
+def _carols_job(db: Path, job: str, status: str, decision: str, text: str) -> str:
+    """A job of carol's in no memory, as only damage (or a forget while queued) leaves one."""
+    (lane,) = one(db, "SELECT id FROM lanes WHERE owner = 'carol'")
+    now = time.time()
+    sql(
+        db,
+        "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, status, decision, created_at, updated_at)"
+        " VALUES (?, 'carol', 'default', ?, ?, ?, ?, ?, ?)",
+        (job, lane, text, status, decision, now, now),
+    )
+    return job
+
+
+def _forgotten_while_queued_keeps_text(db: Path) -> str:
+    return _carols_job(db, "j_kept", "done", "forgotten", "Carol likes tea")
+
+
+def _forgotten_job_still_queued(db: Path) -> str:
+    return _carols_job(db, "j_requeued", "queued", "forgotten", "")
+
+
+def _done_job_in_no_memory(db: Path) -> str:
+    return _carols_job(db, "j_nowhere", "done", "created", "Carol likes tea")
+
+
 @pytest.mark.parametrize(
     ("corrupt", "code"),
     [
+        (_forgotten_while_queued_keeps_text, "forgotten_job_keeps_text"),
+        (_forgotten_job_still_queued, "forgotten_job_not_done"),
+        (_done_job_in_no_memory, "job_without_memory"),
         (_forgotten_text_survives, "forgotten_memory_keeps_text"),
         (_retired_into_another_owner, "retired_into_crossed"),
         (_stale_fts_body, "fts_body_stale"),
@@ -428,6 +460,7 @@ def _job_ids(conn: sqlite3.Connection) -> set[str]:
     return {job for (job,) in conn.execute("SELECT id FROM remember_jobs")}
 
 
+@pytest.mark.slow
 async def test_backup_while_a_service_writes_is_consistent_and_complete(service: MemoryService, tmp_path: Path):
     filler = "Release notes for the billing service, version 4.2: " + "invoices rounding fix. " * 2000
     for index in range(12):  # half a megabyte of journal, so the copy is not instant
@@ -466,6 +499,7 @@ async def test_backup_while_a_service_writes_is_consistent_and_complete(service:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_backup_cli_refuses_to_overwrite_without_force(pristine: Path, tmp_path: Path):
     taken = tmp_path / "taken.db"
     taken.write_bytes(b"someone else's file")

@@ -45,6 +45,7 @@ def test_this_interpreter_uses_a_sqlite_that_loads_sqlite_vec():
     assert conn.execute("SELECT vec_version()").fetchone()[0].startswith("v")
 
 
+@pytest.mark.slow
 def test_an_interpreter_whose_sqlite3_loads_extensions_uses_it(tmp_path: Path):
     python = _python_that_loads_extensions()
     if python is None:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -657,6 +658,7 @@ async def _run_in_process(ops: Sequence[Op], embedder: FastEmbedEmbedder, concur
         return driver
 
 
+@pytest.mark.slow
 @settings(
     max_examples=100,
     deadline=None,

@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memwal_mcp.service import MemoryService
+
+pytestmark = pytest.mark.slow
 
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"
 

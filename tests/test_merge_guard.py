@@ -76,6 +76,7 @@ _token = st.one_of(
 _body = st.lists(st.one_of(_word, _token), min_size=1, max_size=25).map(" ".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     target=_body,
@@ -98,6 +99,7 @@ def test_whatever_the_llm_returns_every_source_token_stays_retrievable(target, p
         assert result.passed and result.retention == 1.0 and result.length_ratio >= 0.6
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(sources=st.lists(_body, min_size=1, max_size=4))
 def test_a_body_that_contains_every_source_always_passes(sources):
@@ -275,6 +277,7 @@ def _delete(text: str, token: str) -> str:
     return re.sub(pattern, " ", text, flags=re.I)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(pieces=_pieces, separator=_separator)
 def test_deleting_any_one_planted_token_makes_the_guard_fail(pieces, separator):
@@ -285,6 +288,7 @@ def test_deleting_any_one_planted_token_makes_the_guard_fail(pieces, separator):
         assert not result.passed and result.missing_tokens, (atom, body, sorted(load_bearing_tokens(body)))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(target=_pieces, proposal=_pieces, separator=_separator, action=st.sampled_from(["update", "consolidate"]))
 def test_deleting_any_one_extracted_token_from_a_merge_appends_instead(target, proposal, separator, action):
@@ -301,6 +305,7 @@ def test_deleting_any_one_extracted_token_from_a_merge_appends_instead(target, p
         assert sources[0] in plan.body and sources[1] in plan.body
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(pieces=_pieces, separator=_separator)
 def test_deleting_any_one_content_word_makes_the_guard_fail(pieces, separator):
@@ -358,6 +363,7 @@ def test_a_skip_of_a_rewording_is_still_a_skip(proposal, target):
     assert "curation_guard_skip_refused" not in plan.markers
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(pieces=_pieces, separator=_separator, extra=_planted.filter(lambda p: p[1] == [p[0]]).map(lambda p: p[0]))
 def test_a_skip_holds_only_while_the_proposal_adds_nothing(pieces, separator, extra):
@@ -459,6 +465,7 @@ _plain_words = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(words=_plain_words, at=st.integers(0, 12), negation=st.sampled_from(["not", "never", "no", "n't", "cannot"]))
 def test_a_merged_body_with_a_negation_no_source_has_is_refused(words, at, negation):

@@ -179,7 +179,7 @@ def test_concurrent_first_open_applies_each_migration_once(db_path: Path) -> Non
         try:
             barrier.wait()
             results.append(apply_migrations(conn))
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
         finally:
             conn.close()

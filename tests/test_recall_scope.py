@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -177,3 +179,54 @@ async def test_a_namespace_recall_stays_in_it_even_if_the_lane_counts_drift(serv
     for mode_query in ("March", "what happens in March"):
         work = await service.recall("local", mode_query, limit=10, namespace="work")
         assert [h.namespace for h in work.hits] == ["work"], work.hits
+
+
+async def test_a_window_shows_the_memory_inside_it_not_another_copy_of_its_text(service: MemoryService):
+    """Two memories of one text in two namespaces, each with a repeat recorded on it. A window
+    holds one memory (by its own date or a repeat on it): that memory is the hit, with its own
+    id, text, namespace and date, and `copies` counts only what is in the window. The other
+    memory's dates never re-date it into a window it is not in."""
+    old = "Plain fact about tulips"
+    new = "plain fact about TULIPS"  # the same normalized text
+    a = (await service.remember("local", old, namespace="a", occurred_at="2022-02-02", wait_ms=10000)).job
+    again_a = (await service.remember("local", old, namespace="a", occurred_at="2022-02-20", wait_ms=10000)).job
+    b = (await service.remember("local", new, namespace="b", occurred_at="2022-03-03", wait_ms=10000)).job
+    again_b = (await service.remember("local", new, namespace="b", occurred_at="2022-03-25", wait_ms=10000)).job
+    assert (again_a.decision, again_a.memory_id, again_b.decision, again_b.memory_id) == (
+        "occurrence",
+        a.memory_id,
+        "occurrence",
+        b.memory_id,
+    )
+
+    async def window(**bounds: str) -> list[tuple[str, str, str, str, int]]:
+        hits = (await service.recall("local", "tulips", namespace="*", **bounds)).hits
+        return [(h.id, h.text, h.namespace, _day(h.occurred_at), h.copies) for h in hits]
+
+    assert await window(until="2022-02-28") == [(a.memory_id, old, "a", "2022-02-02", 1)]
+    assert await window(since="2022-03-01") == [(b.memory_id, new, "b", "2022-03-03", 1)]
+    # Outside by its own date, inside by the repeat recorded on it: shown with that repeat's date.
+    assert await window(since="2022-03-10") == [(b.memory_id, new, "b", "2022-03-25", 0)]
+    assert await window(since="2022-02-10", until="2022-02-25") == [(a.memory_id, old, "a", "2022-02-20", 0)]
+    assert await window(until="2022-01-31") == []
+    assert await window(since="2022-02-21", until="2022-03-02") == []
+
+
+async def test_with_curation_off_a_window_shows_the_copy_inside_it(make_settings, embedder):
+    svc = MemoryService(make_settings(curation={"enabled": False}), embedder=embedder)
+    texts = {"2022-02-02": "Plain fact about tulips", "2022-03-03": "plain fact about TULIPS"}
+    async with svc.running():
+        ids = {
+            day: (await svc.remember("local", text, occurred_at=day, wait_ms=10000)).job.memory_id
+            for day, text in texts.items()
+        }
+        for bounds, day in [({"until": "2022-02-28"}, "2022-02-02"), ({"since": "2022-03-01"}, "2022-03-03")]:
+            hits = (await svc.recall("local", "tulips", **bounds)).hits
+            assert [(h.id, h.text, _day(h.occurred_at), h.copies) for h in hits] == [(ids[day], texts[day], day, 0)], (
+                bounds
+            )
+
+
+def _day(when: float | None) -> str:
+    assert when is not None
+    return datetime.fromtimestamp(when, tz=timezone.utc).date().isoformat()

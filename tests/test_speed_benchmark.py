@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchmarks import speed
+
+pytestmark = pytest.mark.slow
 
 SMALL = [
     "--queries",

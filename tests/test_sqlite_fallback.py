@@ -21,7 +21,7 @@ def stdlib_can_load_extensions() -> bool:
             conn.enable_load_extension(True)
             sqlite_vec.load(conn)
             conn.execute("SELECT vec_version()")
-        except Exception:  # noqa: BLE001
+        except Exception:
             return False
         return True
     finally:

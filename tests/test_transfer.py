@@ -650,6 +650,7 @@ def cli(*args: str, db: Path, check: bool = True) -> subprocess.CompletedProcess
     return done
 
 
+@pytest.mark.slow
 async def test_cli_export_then_import_end_to_end(source: Source, tmp_path: Path):
     exported = tmp_path / "cli.jsonl"
     done = cli("export", str(exported), "--all-owners", db=source.db)

@@ -15,6 +15,7 @@ the scripted LLM (UPDATE and CONSOLIDATE need one); everything after that goes t
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -30,6 +31,8 @@ from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.service import MemoryService
 from memwal_mcp.store.sqlite.connection import connect
 from tests.scripted_llm import Reply, ScriptedLLM
+
+pytestmark = pytest.mark.slow
 
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"
 
@@ -667,6 +670,73 @@ def test_an_imported_text_the_remember_tool_would_refuse_is_refused_with_its_lin
     before = dump(db)
     path = write_jsonl(tmp_path / "crafted.jsonl", [HEADER, LANE, *records])
     refused(cli("import", str(path), db=db), str(path), "nothing was imported", *expected)
+    assert dump(db) == before
+
+
+# --- times an import stores are on the calendar, as a date argument must be ----------------------
+
+FIRST_S = -62135596800.0  # 0001-01-01T00:00:00Z
+LAST_S = 253402300799.99997  # the last float that still shows as a time in 9999 (UTC)
+TOMBSTONE = {
+    "type": "tombstone",
+    "memory_id": "m_0000000000000009",
+    "owner": "local",
+    "namespace": "default",
+    "jobs": 0,
+    "forgotten_at": 1.8e9,
+}
+
+
+def _every_kind() -> list[dict[str, Any]]:
+    """One record of each kind, with the calendar's two ends among their times."""
+    return [
+        HEADER,
+        LANE,
+        _done_job("fine", occurred_at=LAST_S),
+        {**_memory("fine"), "occurred_at": FIRST_S},
+        _revision("an older body"),
+        {**TOMBSTONE, "created_at": FIRST_S, "updated_at": LAST_S},
+    ]
+
+
+def test_the_calendars_ends_are_imported_and_shown_as_dates(tmp_path: Path):
+    db = tmp_path / "memwal.db"
+    ok(cli("import", str(write_jsonl(tmp_path / "ends.jsonl", _every_kind())), db=db))
+    (memory,) = json.loads(ok(cli("list", "--json", db=db)).stdout)["memories"]
+    assert memory["occurred_at"] == "0001-01-01T00:00:00+00:00"
+    (job,) = json.loads(ok(cli("status", "j_0000000000000002", "--json", db=db)).stdout)
+    assert job["occurred_at"] == "9999-12-31T23:59:59+00:00"
+
+
+@pytest.mark.parametrize(
+    ("line", "field", "value"),
+    [
+        (1, "exported_at", 1e12),
+        (3, "occurred_at", -1e20),
+        (3, "created_at", -1e15),
+        (3, "updated_at", math.nextafter(LAST_S, math.inf)),
+        (4, "occurred_at", 1e12),
+        (4, "created_at", math.nextafter(FIRST_S, -math.inf)),
+        (4, "updated_at", -1e20),
+        (5, "created_at", 1e300),
+        (6, "forgotten_at", -1e15),
+        (6, "occurred_at", 1e12),
+        (6, "created_at", FIRST_S - 1),
+        (6, "updated_at", 1e20),
+    ],
+)
+def test_an_imported_time_off_the_calendar_is_refused_with_its_line(
+    tmp_path: Path, line: int, field: str, value: float
+):
+    """Every time field of every record kind: a time that no reader could show as a date (list
+    and recall printed '@-1e+20') stops the import with its line, and nothing is stored."""
+    db = tmp_path / "memwal.db"
+    ok(cli("remember", "The garage door code is 4417", db=db))
+    before = dump(db)
+    records = _every_kind()
+    records[line - 1] = {**records[line - 1], field: value}
+    path = write_jsonl(tmp_path / "crafted.jsonl", records)
+    refused(cli("import", str(path), db=db), str(path), f"line {line}", field, "outside the years 0001 to 9999")
     assert dump(db) == before
 
 

@@ -77,6 +77,6 @@ async def run_standalone(settings: Settings, args: argparse.Namespace) -> None:
     try:
         await store.open()
         await store.close()
-    except Exception:  # noqa: BLE001 - the database check below says what is wrong
+    except Exception:  # the database check below says what is wrong
         pass
     await diagnose(settings, args, created_now=not existed and path.exists())

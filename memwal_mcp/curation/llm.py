@@ -64,7 +64,7 @@ class OpenAIDecider:
         try:
             reply = response.choices[0].message.content
             decision = parse_decision(reply, nominees) if isinstance(reply, str) else None
-        except Exception as exc:  # noqa: BLE001 -- a malformed reply must not stall the lane
+        except Exception as exc:
             log.warning("LLM reply could not be read: %s: %s", type(exc).__name__, exc)
             return None
         if decision is None:

@@ -158,7 +158,7 @@ class CurationWorker:
         async def prepare(batch: list[QueuedJob], done: anyio.Event, out: list[Prepared]) -> None:
             try:
                 out.append(await self._prepare(lane, batch))
-            except Exception as exc:  # noqa: BLE001 -- raised by _feed, unwrapped
+            except Exception as exc:
                 errors.append(exc)
             finally:
                 done.set()
@@ -181,7 +181,7 @@ class CurationWorker:
                             break
                 except anyio.BrokenResourceError:  # curation stopped (lease lost): stop feeding
                     pass
-                except Exception as exc:  # noqa: BLE001 -- raised below, not wrapped by the task group
+                except Exception as exc:
                     errors.append(exc)
                 tg.cancel_scope.cancel()
         if errors:

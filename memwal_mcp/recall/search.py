@@ -48,7 +48,6 @@ import numpy as np
 from ..concurrently import side_by_side
 from ..embedding import Embedder, readable
 from ..errors import EmbeddingError
-from ..normalize import norm_key
 from ..records import Hit
 from ..store import Store, StoreReader, VectorSearch
 from ..store.records import KeyCopies, MemoryRow, QueuedJob, QueuedText
@@ -403,11 +402,10 @@ async def search(
                 row, cosine, seen.strength if seen is not None else first.waiting_strength.get(rowid)
             )
         scored = [
-            s
-            for s in (scorer.score(_hit(c.row, 0.0), c.row.lane, c.cosine, c.strength) for c in by_rowid.values())
-            if scorer.keeps(s)
+            (c.row.pk, scorer.score(_hit(c.row, 0.0), c.row.lane, c.cosine, c.strength)) for c in by_rowid.values()
         ]
-        hits = await _in_window(store, lanes, scorer, scored)
+        scored = [(pk, s) for pk, s in scored if scorer.keeps(s)]
+        hits = await _in_window(store, scorer, scored)
         ranked = sorted([*hits, *(s.hit for s in extra)], key=_rank)
         groups = group_duplicates(ranked)
         if len(groups) >= params.limit or exhausted or k >= MAX_K:
@@ -432,23 +430,22 @@ def _stored_copies(
     return stored, reader.still_queued(pending)
 
 
-async def _in_window(store: Store, lanes: Sequence[int], scorer: _Scorer, scored: list[_Scored]) -> list[Hit]:
-    """The memories inside since/until: by their own date, or by a repeat of their text
-    recorded with a date inside it (then shown, and weighed by prefer_recent, with the latest
-    such date)."""
+async def _in_window(store: Store, scorer: _Scorer, scored: list[tuple[int, _Scored]]) -> list[Hit]:
+    """The memories (pk, scored) inside since/until: by their own date, or by a repeat recorded
+    on them with a date inside it (then shown, and weighed by prefer_recent, with the latest such
+    date). Another memory with the same text is no evidence: in the window, it is a hit itself,
+    with its own id, namespace and date; outside, it is not."""
     if not scorer.windowed:
-        return [s.hit for s in scored]
-    inside = [s.hit for s in scored if scorer.in_window(s.hit.when)]
-    outside = [s for s in scored if not scorer.in_window(s.hit.when)]
+        return [s.hit for _, s in scored]
+    inside = [s.hit for _, s in scored if scorer.in_window(s.hit.when)]
+    outside = [(pk, s) for pk, s in scored if not scorer.in_window(s.hit.when)]
     if not outside:
         return inside
-    keys = [s.hit.key or norm_key(s.hit.text) for s in outside]
     since, until = scorer.p.since, scorer.p.until
-    stored = await store.read(lambda reader: reader.copies_by_key(lanes, keys, since, until))
-    for s, key in zip(outside, keys):
-        counted = stored.get(key)
-        if counted is not None and counted.total > 0 and counted.latest is not None:
-            inside.append(scorer.recency(replace(s.hit, score=s.relevance, occurred_at=counted.latest)))
+    latest = await store.read(lambda reader: reader.repeats_in_window([pk for pk, _ in outside], since, until))
+    for pk, s in outside:
+        if pk in latest:
+            inside.append(scorer.recency(replace(s.hit, score=s.relevance, occurred_at=latest[pk])))
     return inside
 
 

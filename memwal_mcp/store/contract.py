@@ -136,7 +136,16 @@ class StoreReader(Protocol):
 
     def copies_by_key(
         self, lanes: Sequence[int], keys: Iterable[str], since: float | None = None, until: float | None = None
-    ) -> dict[str, KeyCopies]: ...
+    ) -> dict[str, KeyCopies]:
+        """For each normalized text with a live memory in the lanes, how many copies of it are
+        stored (memories, and repeats recorded on them), each counted when its own instant falls
+        in [since, until]: how many copies a hit stands for, never which memory is in a window."""
+
+    def repeats_in_window(self, pks: Sequence[int], since: float | None, until: float | None) -> dict[int, float]:
+        """pk -> the latest instant (occurred_at, else when remembered) of a repeat recorded on
+        that live memory itself (exact, or folded in by SKIP) inside [since, until]; missing when
+        none is. What puts a memory dated outside a window into it: a copy with the same text
+        elsewhere does not."""
 
     def copies_of(self, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[tuple[str, str, str]]:
         """(id, norm key, text) of every stored copy of these texts: what forgetting one erases."""

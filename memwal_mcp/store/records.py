@@ -39,7 +39,6 @@ class KeyCopies:
     rows: int  # live memories with that text
     occurrences: int  # exact repeats recorded on them
     folded_by_llm: int  # proposals a curation model folded into them (SKIP)
-    latest: float | None  # the latest of those instants (when it happened, else when remembered)
 
     @property
     def total(self) -> int:

@@ -15,12 +15,14 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic_core import PydanticCustomError
 
 from ..config import OwnerName
 from ..errors import ImportFormatError
 from ..records import Job
 from ..store.records import KINDS, ImportRow, Kind, LaneRow, MemoryRecord, RevisionRow, TombstoneRow
+from ..validation import EARLIEST_EPOCH_S, LATEST_EPOCH_S
 
 FORMAT = "memwal-export"
 VERSION = 1
@@ -31,7 +33,21 @@ InputKind = Literal["memwal", "memory-json", "text"]
 Id = Annotated[str, Field(pattern=r"^[A-Za-z0-9_\-]{1,64}$")]
 Owner = OwnerName  # the one owner rule, as for config and tokens
 Namespace = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}$")]
-Time = Annotated[float, Field(description="seconds since the Unix epoch, UTC")]
+
+
+def _on_the_calendar(seconds: float) -> float:
+    """A time every reader can show as an ISO-8601 date again, as an argument's date must be."""
+    if not EARLIEST_EPOCH_S <= seconds <= LATEST_EPOCH_S:
+        raise PydanticCustomError(
+            "time_off_calendar",
+            "{seconds} seconds since the epoch is outside the years 0001 to 9999 in UTC"
+            f" (from {EARLIEST_EPOCH_S:.0f} to {LATEST_EPOCH_S!r})",
+            {"seconds": seconds},
+        )
+    return seconds
+
+
+Time = Annotated[float, AfterValidator(_on_the_calendar), Field(description="seconds since the Unix epoch, UTC")]
 
 
 class _Record(BaseModel):
@@ -191,7 +207,7 @@ _RECORD = TypeAdapter(Record)
 class Entity(_Record):
     type: Literal["entity"]
     name: str = Field(min_length=1)
-    entityType: str = ""  # noqa: N815 - the file's own field name
+    entityType: str = ""
     observations: list[str] = []
 
     def text(self) -> str:
@@ -206,7 +222,7 @@ class Relation(_Record):
     type: Literal["relation"]
     source: str = Field(alias="from", min_length=1)
     target: str = Field(alias="to", min_length=1)
-    relationType: str = Field(min_length=1)  # noqa: N815
+    relationType: str = Field(min_length=1)
 
     def text(self) -> str:
         return f"{self.source} {self.relationType} {self.target}"

@@ -36,10 +36,6 @@ START_TIMEOUT_S = 30.0
 CALL_TIMEOUT_S = 30.0
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: an end-to-end test that takes more than a minute")
-
-
 # --- environment ------------------------------------------------------------------
 
 

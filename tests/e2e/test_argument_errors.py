@@ -14,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from .conftest import CALL_TIMEOUT_S, MEMWAL, free_port, mcp_stdio_session, stop_process, tool_text, wait_for_port
+
+pytestmark = pytest.mark.slow
 
 # (tool, arguments, what the error must say)
 REFUSED: list[tuple[str, dict[str, Any], str]] = [

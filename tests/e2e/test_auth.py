@@ -28,6 +28,8 @@ from .conftest import (
 )
 from .http_helpers import INITIALIZE, JSON_AND_SSE, bearer, cli, initialize, make_token, serve
 
+pytestmark = pytest.mark.slow
+
 
 def _token(env: dict[str, str], owner: str, scope: str) -> str:
     made = subprocess.run(

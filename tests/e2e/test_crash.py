@@ -27,10 +27,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from memwal_mcp.normalize import normalize_text
 
 from .conftest import MEMWAL, RawServer, db_rows
+
+pytestmark = pytest.mark.slow
 
 TOTAL = 2000
 SHARED_KEYS = 40  # requests sent to both processes: 80 of the 2,000 lines
@@ -163,15 +166,11 @@ async def test_two_processes_one_sigkill_2000_remembers(server_env, tmp_path: Pa
         b_sent_task = asyncio.ensure_future(_send(b, share_b))
         a_sent = await _send(a, share_a[:KILL_AFTER_SENT])
         with anyio.fail_after(60):
-            while len(a._responses) < KILL_AFTER_ACKED:  # noqa: SLF001 - answers that reached the client
+            while len(a._responses) < KILL_AFTER_ACKED:  # answers that reached the client
                 await asyncio.sleep(0.005)
         await a.kill()
         assert a.proc.returncode == -9
-        acked_by_a = {
-            request_id: _job_id(reply)
-            for request_id, reply in a._responses.items()  # noqa: SLF001
-            if request_id in a_sent
-        }
+        acked_by_a = {request_id: _job_id(reply) for request_id, reply in a._responses.items() if request_id in a_sent}
         in_flight = len(a_sent) - len(acked_by_a)
         assert in_flight > 0, "A answered everything before the kill: nothing was mid-stream"
 

@@ -11,8 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from .conftest import MEMWAL, mcp_stdio_session, tool_text
+
+pytestmark = pytest.mark.slow
 
 
 async def call(session: Any, tool: str, **arguments: Any) -> Any:

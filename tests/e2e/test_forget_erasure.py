@@ -16,9 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from tests.e2e.conftest import MEMWAL, RawServer, base_env, mcp_stdio_session, tool_text
 from tests.scripted_llm import Reply, ScriptedLLM
+
+pytestmark = pytest.mark.slow
 
 WORD = "Qwzxplorf"  # porter stemming leaves it as it is, so the index would hold it verbatim
 SECRET = f"Vault recovery phrase is kept in the grey {WORD} cabinet behind the boiler"

@@ -12,8 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
-from tests.e2e.conftest import MEMWAL, base_env
+from tests.e2e.conftest import MEMWAL, base_env, mcp_stdio_session, tool_text
+
+pytestmark = pytest.mark.slow
 
 FACTS = [
     "The cat is named Whiskers",
@@ -28,6 +31,8 @@ FACTS = [
     "User is learning the cello",
     "Mom's birthday is 12 June",
 ]
+# What status says of a job a forget erased while it was still queued.
+FORGOTTEN_UNCURATED = "forgotten before it was curated (its text is erased; it became no memory)"
 
 
 class Cli:
@@ -143,3 +148,48 @@ async def test_a_fact_stored_once_is_not_reported_as_two_copies(tmp_path: Path):
         )
         same = [hit for hit in found["hits"] if hit["text"] == fact]
         assert len(same) == 1 and same[0]["copies"] == 0, found
+
+
+async def test_facts_forgotten_before_curation_leave_a_store_that_passes_check(tmp_path: Path):
+    """A queued fact erased by its job id, a queued repeat of a live memory erased by its job id,
+    and a queued fact erased by forget --query never became memories: that is a legitimate
+    state, which check, backup's check of its copy, doctor and an export/import round trip
+    accept, and status says what happened instead of naming a memory that does not exist."""
+    cli = Cli(tmp_path)
+    hose = "The garden hose is in the shed"
+    live = await cli.json("remember", hose)
+    with anyio.fail_after(120):
+        # No worker: the facts stay queued, as behind a backlog.
+        async with mcp_stdio_session(cli.env, tmp_path / "stderr.log", args=["serve", "--no-worker"]) as (session, _):
+            jobs = []
+            for text in ["My bank PIN is 4821", hose, "The spare key is under the blue flowerpot"]:
+                result = await session.call_tool("memwal_remember", {"text": text})
+                assert result.structured_content["status"] == "queued", tool_text(result)
+                jobs.append(result.structured_content["job_id"])
+            for job in jobs[:2]:
+                result = await session.call_tool("memwal_forget", {"memory_id": job})
+                assert not result.is_error, tool_text(result)
+            status = await session.call_tool("memwal_remember_status", {"job_ids": jobs[:2]})
+    assert [(j["status"], j["decision"], j["memory_id"]) for j in status.structured_content["jobs"]] == [
+        ("done", "forgotten", None)
+    ] * 2
+    assert tool_text(status).splitlines() == [f"{job}: {FORGOTTEN_UNCURATED}" for job in jobs[:2]], tool_text(status)
+    out = await cli.run("forget", "--query", "spare key flowerpot", "--yes")
+    assert f"forgot queued fact {jobs[2]}" in out, out
+
+    lines = (await cli.run("status", *jobs)).splitlines()
+    assert lines == [f"{job}: {FORGOTTEN_UNCURATED}" for job in jobs], lines
+    assert await cli.texts() == [hose]  # forgetting the queued repeat left the memory it repeats
+    assert (await cli.json("status", live["job_id"]))[0]["memory_id"] == live["memory_id"]
+
+    assert (await cli.run("check")).splitlines()[-1].startswith("check ok: 0 errors, 0 warnings")
+    await cli.run("backup", str(tmp_path / "copy.db"))  # verifies the copy: non-zero exit on any error
+    doctor = await cli.json("doctor")
+    assert [c["status"] for c in doctor["checks"] if c["name"] == "integrity"] == ["ok"], doctor["checks"]
+
+    await cli.run("export", str(tmp_path / "out.jsonl"))
+    (tmp_path / "other").mkdir()
+    other = Cli(tmp_path / "other")
+    await other.run("import", str(tmp_path / "out.jsonl"))
+    assert (await other.run("check")).splitlines()[-1].startswith("check ok: 0 errors, 0 warnings")
+    assert (await other.run("status", *jobs)).splitlines() == lines

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from anyio.from_thread import start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -31,6 +32,8 @@ from memwal_mcp.normalize import normalize_text
 
 from ..test_fuzz import INTERNALS, FuzzLog, Vocabulary, known_bug
 from .conftest import MEMWAL, RawServer, mcp_stdio_session, tool_text
+
+pytestmark = pytest.mark.slow
 
 MAX_MESSAGE = 2000  # a type error names every wrong argument
 CALL_LIMIT_S = 45.0
@@ -176,8 +179,8 @@ _SURROGATE_CALLS = [
 
 
 async def _send_raw(server: RawServer, tool: str, arguments_json: str) -> int:
-    server._next_id += 1  # noqa: SLF001 - the line is written by hand, the id must not collide
-    request_id = server._next_id  # noqa: SLF001
+    server._next_id += 1  # the line is written by hand, the id must not collide
+    request_id = server._next_id
     line = (
         '{"jsonrpc": "2.0", "id": ' + str(request_id) + ', "method": "tools/call", '
         '"params": {"name": "' + tool + '", "arguments": ' + arguments_json + "}}"

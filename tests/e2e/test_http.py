@@ -16,6 +16,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from .conftest import CALL_TIMEOUT_S, MEMWAL, db_scalar, free_port, stop_process, tool_text, wait_for_port
 
+pytestmark = pytest.mark.slow
+
 TRANSPORTS: dict[str, tuple[str, Callable[[str], AbstractAsyncContextManager[Any]]]] = {
     "http": ("/mcp", lambda url: streamable_http_client(url)),
     "sse": ("/sse", lambda url: sse_client(url, timeout=10, sse_read_timeout=60)),

@@ -29,6 +29,8 @@ from .http_helpers import (
     tool_call,
 )
 
+pytestmark = pytest.mark.slow
+
 UNLIMITED = {"MEMWAL_AUTH__BURST": "100000", "MEMWAL_AUTH__RATE_PER_MINUTE": "1000000"}
 
 

@@ -13,9 +13,12 @@ from typing import Any
 
 import anyio
 import httpx2
+import pytest
 
 from .conftest import CALL_TIMEOUT_S
 from .http_helpers import INITIALIZE, JSON_AND_SSE, open_session, reply_of, rpc, serve, sse_stream, tool_call
+
+pytestmark = pytest.mark.slow
 
 
 def _call(request_id: bytes, tool: str, arguments: bytes) -> bytes:

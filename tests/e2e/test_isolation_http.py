@@ -25,6 +25,8 @@ from mcp.client.streamable_http import streamable_http_client
 from ..test_isolation import OWNERS, IsolationDriver, Reply, check_rows_stay_with_their_owner, random_ops
 from .conftest import CALL_TIMEOUT_S, MEMWAL, free_port, stop_process, tool_text, wait_for_port
 
+pytestmark = pytest.mark.slow
+
 
 def _token(env: dict[str, str], owner: str) -> str:
     made = subprocess.run(

@@ -13,10 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from memwal_mcp.curation.merge_guard import append_body
 from tests.e2e.conftest import db_rows, mcp_stdio_session, tool_text
 from tests.scripted_llm import Reply, ScriptedLLM
+
+pytestmark = pytest.mark.slow
 
 BASE = "The API timeout is 30 s on staging"
 PROPOSAL = "The API timeout on staging is now 42 s"

@@ -13,8 +13,11 @@ import json
 from typing import Any
 
 import anyio
+import pytest
 
 from .conftest import PROTOCOL_VERSION, RawServer
+
+pytestmark = pytest.mark.slow
 
 INIT_PARAMS = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": {"name": "lines", "version": "1"}}
 
@@ -27,7 +30,7 @@ async def _line(server: RawServer, raw: bytes, timeout: float = 30) -> dict[str,
     await server.proc.stdin.drain()
     with anyio.fail_after(timeout):
         while len(server.stdout_lines) <= seen:
-            stdout_closed = server._readers[0].done()  # noqa: SLF001 - the server closed stdout: it died
+            stdout_closed = server._readers[0].done()  # the server closed stdout: it died
             assert not stdout_closed, "the server died:\n" + "".join(server.stderr_lines[-30:])
             await anyio.sleep(0.01)
     return json.loads(server.stdout_lines[seen])

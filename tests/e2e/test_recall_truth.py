@@ -12,10 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from tests.scripted_llm import Reply, ScriptedLLM
 
 from .conftest import MEMWAL, mcp_stdio_session, tool_text
+
+pytestmark = pytest.mark.slow
 
 COFFEE = "User prefers dark roast coffee"
 RELATED = [

@@ -25,6 +25,8 @@ from .conftest import (
     tool_text,
 )
 
+pytestmark = pytest.mark.slow
+
 COFFEE = "User prefers dark roast coffee"
 # Other facts a "coffee" recall finds relevant (it does not pad a reply with unrelated ones).
 OTHER_FACTS = [

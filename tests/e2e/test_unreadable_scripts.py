@@ -10,9 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from .conftest import mcp_stdio_session
 from .test_recall_truth import cli, recall, remember, wait_done
+
+pytestmark = pytest.mark.slow
 
 THAI_COFFEE = "ผู้ใช้ชอบกาแฟ"  # the user likes coffee
 THAI_CAT = "แมวของฉันชื่อมิว"  # my cat is named Mew

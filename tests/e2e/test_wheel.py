@@ -10,8 +10,11 @@ import zipfile
 from pathlib import Path
 
 import anyio
+import pytest
 
 from .conftest import base_env, db_scalar, mcp_stdio_session, tool_text
+
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -155,6 +155,27 @@ async def test_copies_are_counted_and_listed_within_the_lanes_and_owner(store: S
     assert [memory_id for memory_id, _, _ in queued_copies] == [world.queued["alice_home"]]
 
 
+async def test_a_repeat_dates_only_the_memory_it_was_recorded_on(store: Store, world: World) -> None:
+    """The same text in three lanes; a repeat recorded on alice's home copy, dated later. It
+    puts that one memory in a window after its own date, never the copies in the other lanes."""
+
+    def repeat(w: StoreWriter) -> None:
+        job, _ = w.insert_job("alice", "home", TEXT.upper(), None, T0 + 20, occurred_at=T0 + 100)
+        with w.transaction():
+            w.add_occurrence(world.alice_home.pk, T0 + 20)
+            w.mark_done(job.id, "occurrence", world.alice_home.id, T0 + 20)
+
+    await store.write(repeat)
+    pks = [world.alice_work.pk, world.alice_home.pk, world.bob_work.pk]
+    assert await store.read(lambda r: r.repeats_in_window(pks, T0 + 50, None)) == {world.alice_home.pk: T0 + 100}
+    assert await store.read(lambda r: r.repeats_in_window(pks, None, T0 + 50)) == {}
+    assert await store.read(lambda r: r.repeats_in_window(pks, T0 + 101, None)) == {}
+    # Counting copies of the text is another question, and sees the repeat in its lane.
+    key = norm_key(TEXT)
+    counted = await store.read(lambda r: r.copies_by_key(_alice_lanes(r), [key], T0 + 50, None))
+    assert (counted[key].rows, counted[key].occurrences) == (0, 1)
+
+
 async def test_listing_and_export_stay_with_their_owner(store: Store, world: World) -> None:
     listed = await store.read(lambda r: r.list_memories("alice", None, None, None, 100))
     assert {row.id for row in listed} == {world.alice_work.id, world.alice_home.id}

@@ -138,7 +138,7 @@ def _stdlib_refusal() -> str | None:
             return "was built without extension loading"
         try:
             _load_vec(conn)
-        except Exception as exc:  # noqa: BLE001 - the reason is the answer
+        except Exception as exc:
             return f"cannot load sqlite-vec ({exc})"
         return None
     finally:
@@ -158,7 +158,7 @@ def probe_vectors() -> VectorSearch:
             row = conn.execute("SELECT rowid FROM v WHERE e MATCH '[1, 0.1]' AND k = 1 AND lane_id = 1").fetchone()
         finally:
             conn.close()
-    except Exception as exc:  # noqa: BLE001 - reported with its fix
+    except Exception as exc:
         return VectorSearch(VECTOR_EXTENSION, None, str(exc), None)
     return VectorSearch(VECTOR_EXTENSION, str(version), None, None if row is None else int(row[0]))
 
@@ -173,9 +173,9 @@ def probe_fulltext() -> FullTextSearch:
         try:
             conn.execute("INSERT INTO t (t, rank) VALUES ('secure-delete', 1)")
             secure = True
-        except Exception:  # noqa: BLE001 - older SQLite
+        except Exception:
             secure = False
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return FullTextSearch(str(exc), stemming=False, secure_delete=False)
     finally:
         conn.close()
@@ -215,7 +215,7 @@ def probe_database(path: Path) -> DatabaseHealth | None:
     try:
         conn = connect(path)
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-    except Exception as exc:  # noqa: BLE001 - reported as the database check's failure
+    except Exception as exc:
         return DatabaseHealth(location, f"{type(exc).__name__}: {exc}", None, None, None)
     try:
         # A schema behind the first migration has no embedding_meta to read the model from.

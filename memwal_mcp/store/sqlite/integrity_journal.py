@@ -1,9 +1,9 @@
 """Integrity of the journal: every done job agrees with the memory it names.
 
 The journal (remember_jobs) is the source of truth, so these rules read from the job's
-side: a done job names a memory that exists, with a decision curation can make; a
-'created' job is its memory's source and a repeat is not; a merge kept the body it
-replaced; a forgotten job keeps no text. Queues that wait too long, and jobs that failed,
+side: a done job names a memory that exists, with a decision curation can make (a job
+forgotten before it was curated names none); a 'created' job is its memory's source and a
+repeat is not; a merge kept the body it replaced; a forgotten job keeps no text. Queues that wait too long, and jobs that failed,
 are reported as warnings.
 """
 
@@ -22,11 +22,17 @@ MERGE_DECISIONS = ("updated", "consolidated", "appended")
 STALE_QUEUE_S = 3600.0
 
 
+# A job forgotten before it was curated (by its id, or as a queued repeat or copy of what a
+# forget erased) is done, decided 'forgotten', and names no memory: it never became one.
+_FORGOTTEN_UNCURATED = "(j.status = 'done' AND j.decision = 'forgotten' AND j.memory_id IS NULL)"
+
+
 def _done_jobs_without_memory(conn: sqlite3.Connection) -> Iterator[Problem]:
+    # A forgotten-uncurated job that still holds text is damage too, named by _forgotten_jobs_not_erased.
     rows = conn.execute(
         "SELECT j.id, j.decision, j.memory_id FROM remember_jobs j"
         " LEFT JOIN memories m ON m.id = j.memory_id"
-        " WHERE j.status = 'done' AND m.id IS NULL ORDER BY j.seq"
+        f" WHERE j.status = 'done' AND m.id IS NULL AND NOT {_FORGOTTEN_UNCURATED} ORDER BY j.seq"
     ).fetchall()
 
     def make(job: str, decision: str | None, memory: str | None) -> Problem:
@@ -133,15 +139,25 @@ def _merges_without_revision(conn: sqlite3.Connection) -> Iterator[Problem]:
 
 def _forgotten_jobs_not_erased(conn: sqlite3.Connection) -> Iterator[Problem]:
     rows = conn.execute(
-        "SELECT j.id, j.memory_id, m.status, j.text != '' FROM remember_jobs j"
+        "SELECT j.id, j.status, j.memory_id, m.status, j.text != '' FROM remember_jobs j"
         " LEFT JOIN memories m ON m.id = j.memory_id"
-        " WHERE j.decision = 'forgotten' AND (m.status IS NOT 'forgotten' OR j.text != '') ORDER BY j.seq"
+        " WHERE j.decision = 'forgotten'"
+        f" AND ((m.status IS NOT 'forgotten' AND NOT {_FORGOTTEN_UNCURATED}) OR j.text != '') ORDER BY j.seq"
     ).fetchall()
 
-    def make(job, memory, status, has_text) -> Problem:
+    def make(job, job_status, memory, status, has_text) -> Problem:
         if has_text:
             return Problem(
                 "error", "forgotten_job_keeps_text", "forgotten, but its text is still stored", "remember_jobs", job
+            )
+        if memory is None:
+            # Queued (or failed) yet forgotten: a worker would curate its erased text into an empty memory.
+            return Problem(
+                "error",
+                "forgotten_job_not_done",
+                f"forgotten before it was curated, but still {job_status}",
+                "remember_jobs",
+                job,
             )
         return Problem(
             "error",

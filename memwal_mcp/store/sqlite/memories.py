@@ -191,7 +191,9 @@ def copies_by_key(
 ) -> dict[str, KeyCopies]:
     """For each normalized-text key with a live memory in the lanes: its memories and the
     repeats recorded on them, each counted when its own instant (occurred_at, else created_at)
-    falls in [since, until]. Over everything stored, not only what a search fetched.
+    falls in [since, until]. Over everything stored, not only what a search fetched. A count
+    about a text, never evidence about one memory: which memory falls in a window is
+    `repeats_in_window`'s to say.
 
     A repeat recorded without a job (counts imported from elsewhere) takes its memory's instant."""
     keys = list(dict.fromkeys(keys))
@@ -211,22 +213,45 @@ def copies_by_key(
             "  FROM m JOIN remember_jobs r ON r.memory_id = m.id WHERE r.decision IN (:exact, :llm)),"
             " t AS (SELECT mid, COUNT(*) AS tracked,"
             f"  SUM(decision = :exact AND {_in_window('at')}) AS exact,"
-            f"  SUM(decision = :llm AND {_in_window('at')}) AS llm,"
-            f"  MAX(CASE WHEN {_in_window('at')} THEN at END) AS latest FROM j GROUP BY mid)"
-            " SELECT m.norm_key, m.at, m.occurrences, COALESCE(t.tracked, 0), COALESCE(t.exact, 0),"
-            f"  COALESCE(t.llm, 0), t.latest, {_in_window('m.at')} FROM m LEFT JOIN t ON t.mid = m.id",
+            f"  SUM(decision = :llm AND {_in_window('at')}) AS llm FROM j GROUP BY mid)"
+            " SELECT m.norm_key, m.occurrences, COALESCE(t.tracked, 0), COALESCE(t.exact, 0),"
+            f"  COALESCE(t.llm, 0), {_in_window('m.at')} FROM m LEFT JOIN t ON t.mid = m.id",
             {**params, **{f"k{i}": key for i, key in enumerate(chunk)}},
         ).fetchall()
-        for key, at, occurrences, tracked, exact, llm, latest, row_in_window in rows:
+        for key, occurrences, tracked, exact, llm, row_in_window in rows:
             untracked = max(0, occurrences - tracked) if row_in_window else 0
-            before = found.get(key, KeyCopies(0, 0, 0, None))
-            times = [t for t in (before.latest, latest, at if row_in_window else None) if t is not None]
+            before = found.get(key, KeyCopies(0, 0, 0))
             found[key] = KeyCopies(
                 before.rows + int(bool(row_in_window)),
                 before.occurrences + exact + untracked,
                 before.folded_by_llm + llm,
-                max(times) if times else None,
             )
+    return found
+
+
+def repeats_in_window(
+    conn: sqlite3.Connection, rowids: Sequence[int], since: float | None, until: float | None
+) -> dict[int, float]:
+    """rowid -> the latest instant (occurred_at, else created_at) of a repeat recorded on that
+    live memory (an exact repeat, or a proposal folded in by SKIP) inside [since, until]; the
+    memories with none are missing. Only repeats recorded on the memory itself count, never
+    another memory with the same text: that one is in the window, or not, by its own dates.
+    A repeat recorded without a job (counts imported from elsewhere) takes the memory's own
+    instant, so it never moves the memory into a window."""
+    found: dict[int, float] = {}
+    params: dict[str, object] = {"since": since, "until": until, "exact": EXACT_REPEAT, "llm": FOLDED_BY_LLM}
+    for start in range(0, len(rowids), 500):
+        chunk = list(rowids[start : start + 500])
+        marks = ",".join(f":r{i}" for i in range(len(chunk)))
+        found.update(
+            conn.execute(
+                "SELECT m.rowid, MAX(COALESCE(j.occurred_at, j.created_at)) FROM memories m"
+                " JOIN remember_jobs j ON j.memory_id = m.id AND j.owner = m.owner AND j.lane_id = m.lane_id"
+                f" WHERE m.rowid IN ({marks}) AND m.status = 'live' AND j.decision IN (:exact, :llm)"
+                f" AND {_in_window('COALESCE(j.occurred_at, j.created_at)')} GROUP BY m.rowid",
+                {**params, **{f"r{i}": rowid for i, rowid in enumerate(chunk)}},
+            ).fetchall()
+        )
     return found
 
 

@@ -116,6 +116,9 @@ class SQLiteReader:
     ) -> dict[str, KeyCopies]:
         return memories.copies_by_key(self.conn, lanes, keys, since, until)
 
+    def repeats_in_window(self, pks: Sequence[int], since: float | None, until: float | None) -> dict[int, float]:
+        return memories.repeats_in_window(self.conn, pks, since, until)
+
     def copies_of(self, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[tuple[str, str, str]]:
         return lifecycle.copies_of(self.conn, owner, lanes, keys)
 
