@@ -106,7 +106,7 @@ class RecallSettings(BaseModel):
         30.0, gt=0, le=36500, description="With prefer_recent, a fact this old weighs 3/4 of a new one."
     )
     min_relevance: float = Field(
-        0.1,
+        0.07,
         ge=0,
         le=1,
         description="A fact sharing no content word with the query is returned only if it scores at least this "

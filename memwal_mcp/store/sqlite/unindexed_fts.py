@@ -105,6 +105,29 @@ class _Scratch:
         return counts
 
 
+def _documents_with(
+    conn: sqlite3.Connection, table: str, terms: Sequence[str], phrases: Sequence[list[str]]
+) -> list[int]:
+    """How many rows of the table hold each term: a one-token term from the table's vocabulary
+    (a seek, where counting its matches reads its whole doclist: every recall asks this for
+    each query word in each searched lane), a phrase by counting its matches."""
+    vocabulary = f"temp.{table}_vocab"
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocabulary} USING fts5vocab(main, '{table}', 'row')")
+    counts: list[int] = []
+    for term, phrase in zip(terms, phrases):
+        if not phrase:
+            counts.append(0)
+        elif len(phrase) == 1:
+            row = conn.execute(f"SELECT doc FROM {vocabulary} WHERE term = ?", (phrase[0],)).fetchone()
+            counts.append(row[0] if row else 0)
+        else:
+            (count,) = conn.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE {table} MATCH ?", (fts.match_expression([term]),)
+            ).fetchone()
+            counts.append(count)
+    return counts
+
+
 def score_queued(
     conn: sqlite3.Connection,
     lanes: Sequence[int],
@@ -170,13 +193,8 @@ def score_queued(
         if rows == 0:
             continue
         idf: list[float] = []
-        for term, phrase, freq in zip(terms, phrases, freqs):
-            hits = 0
-            if phrase:
-                (hits,) = conn.execute(
-                    f"SELECT COUNT(*) FROM {table} WHERE {table} MATCH ?", (fts.match_expression([term]),)
-                ).fetchone()
-            hits += sum(1 for doc in freq if doc in mine and added[doc - 1])
+        for freq, indexed in zip(freqs, _documents_with(conn, table, terms, phrases)):
+            hits = indexed + sum(1 for doc in freq if doc in mine and added[doc - 1])
             value = math.log((rows - hits + 0.5) / (hits + 0.5))
             idf.append(value if value > 0.0 else 1e-6)
         if lane in searched:
