@@ -76,18 +76,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 results[name].append(_run(python, tree, speed_args, out))
     print(f"speed, {args.rounds} interleaved rounds per tree ({' '.join(speed_args)})")
     print(f"  old: {trees['old'][0]}\n  new: {trees['new'][0]}")
-    print(f"{'figure':<36} {'old':>10} {'new':>10} {'new/old':>8}")
+    print(f"{'figure':<36} {'old':>9} {'new':>9} {'new/old':>8}   each round (old | new)")
     for label, pick, higher_better in FIGURES:
-        medians = {}
-        for name in ("old", "new"):
-            values = [v for v in (_figure(r, pick) for r in results[name]) if v is not None]
-            medians[name] = statistics.median(values) if values else None
-        old, new = medians["old"], medians["new"]
-        ratio = f"{new / old:8.3f}" if old and new is not None else "     n/a"
-        verdict = "" if old is None or new is None else ("  (higher is better)" if higher_better else "")
-        print(
-            f"{label:<36} {old if old is not None else 'n/a':>10} {new if new is not None else 'n/a':>10} {ratio}{verdict}"
-        )
+        rounds = {name: [v for v in (_figure(r, pick) for r in results[name]) if v is not None] for name in results}
+        before = statistics.median(rounds["old"]) if rounds["old"] else None
+        after = statistics.median(rounds["new"]) if rounds["new"] else None
+        ratio = f"{after / before:8.3f}" if before and after is not None else f"{'n/a':>8}"
+        shown = [f"{v:>9.2f}" if v is not None else f"{'n/a':>9}" for v in (before, after)]
+        each = " ".join(f"{v:.1f}" for v in rounds["old"]) + " | " + " ".join(f"{v:.1f}" for v in rounds["new"])
+        note = " (higher is better)" if higher_better else ""
+        print(f"{label:<36} {shown[0]} {shown[1]} {ratio}   {each}{note}")
     return 0
 
 
