@@ -140,12 +140,12 @@ class Loaded:
     decisions: dict[str, int] = field(default_factory=dict)
 
 
-def _settings(db_path: Path, curation: bool, mode: str | None = None):
+def _settings(db_path: Path, curation: bool, mode: str | None = None, recall: dict[str, Any] | None = None):
     from memwal_mcp.config import load_settings
 
     overrides: dict[str, Any] = {"db_path": db_path, "curation": {"enabled": curation}}
-    if mode is not None:
-        overrides["recall"] = {"mode": mode}
+    if mode is not None or recall:
+        overrides["recall"] = {**(recall or {}), **({"mode": mode} if mode is not None else {})}
     return load_settings(**overrides)
 
 
@@ -278,13 +278,20 @@ def _clear_query_cache(embedder: Any) -> None:
 
 
 async def run_mode(
-    mode: str, dataset: Dataset, loaded: Loaded, db_path: Path, curation: bool, embedder: Any, ks: Sequence[int]
+    mode: str,
+    dataset: Dataset,
+    loaded: Loaded,
+    db_path: Path,
+    curation: bool,
+    embedder: Any,
+    ks: Sequence[int],
+    recall: dict[str, Any] | None = None,
 ) -> ModeResult:
     from memwal_mcp.normalize import normalize_text
     from memwal_mcp.service import MemoryService
 
     limit = max(ks)
-    service = MemoryService(_settings(db_path, curation, mode), embedder=embedder)
+    service = MemoryService(_settings(db_path, curation, mode, recall), embedder=embedder)
     outcomes: list[QueryOutcome] = []
     async with service.running(worker=False):
         first = dataset.queries[0]

@@ -101,15 +101,12 @@ class RecallSettings(BaseModel):
     mode: Literal["hybrid", "dense", "lexical"] = Field(
         "hybrid", description="hybrid = vectors and full-text together; dense or lexical alone (for comparison)."
     )
-    dense_weight: float = Field(0.7, ge=0, le=1, description="Share of the vector score in the hybrid score.")
-    lexical_saturation: float = Field(
-        2.0, gt=0, le=100, description="BM25 strength that maps to a lexical score of 0.5."
-    )
+    dense_weight: float = Field(0.5, ge=0, le=1, description="Share of the vector score in the hybrid score.")
     recency_half_life_days: float = Field(
         30.0, gt=0, le=36500, description="With prefer_recent, a fact this old weighs 3/4 of a new one."
     )
     min_relevance: float = Field(
-        0.1,
+        0.07,
         ge=0,
         le=1,
         description="A fact sharing no content word with the query is returned only if it scores at least this "

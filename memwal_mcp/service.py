@@ -242,7 +242,6 @@ class MemoryService:
             prefer_recent=prefer_recent,
             mode=recall.mode,
             dense_weight=recall.dense_weight,
-            lexical_saturation=recall.lexical_saturation,
             recency_half_life_days=recall.recency_half_life_days,
             min_relevance=recall.min_relevance,
             repeats_fold=self.settings.curation.enabled,

@@ -172,17 +172,20 @@ def test_a_realistic_store_passes_check(pristine: Path, copy: Path):
 # --- damage, one kind at a time -----------------------------------------------------------
 
 
-def fts_table(db: Path, owner: str) -> str:
+def fts_table(db: Path, memory_or_lane: str | int) -> str:
+    """The full-text table of a lane, or of a memory's lane."""
     conn = connect(db)
     try:
-        return fts.tables(conn)[owner]
+        if isinstance(memory_or_lane, str):
+            (memory_or_lane,) = conn.execute("SELECT lane_id FROM memories WHERE id = ?", (memory_or_lane,)).fetchone()
+        return fts.tables(conn)[memory_or_lane]
     finally:
         conn.close()
 
 
 def _delete_fts_row(db: Path) -> str:
     rowid, memory = one(db, "SELECT rowid, id FROM memories WHERE status = 'live' AND owner = 'alice' LIMIT 1")
-    sql(db, f"DELETE FROM {fts_table(db, 'alice')} WHERE rowid = ?", (rowid,))
+    sql(db, f"DELETE FROM {fts_table(db, memory)} WHERE rowid = ?", (rowid,))
     return memory
 
 
@@ -191,7 +194,8 @@ def _fts_row_in_another_owners_table(db: Path) -> str:
     rowid, memory, body, lane = one(
         db, "SELECT rowid, id, body, lane_id FROM memories WHERE status = 'live' AND owner = 'alice' LIMIT 1"
     )
-    sql(db, f"INSERT INTO {fts_table(db, 'bob')} (rowid, body, lane) VALUES (?, ?, ?)", (rowid, body, f"l{lane}"))
+    (bobs,) = one(db, "SELECT id FROM lanes WHERE owner = 'bob' LIMIT 1")
+    sql(db, f"INSERT INTO {fts_table(db, bobs)} (rowid, body) VALUES (?, ?)", (rowid, body))
     return memory
 
 
@@ -200,7 +204,9 @@ def _fts_row_in_another_lane(db: Path) -> str:
         db, "SELECT rowid, id FROM memories WHERE status = 'live' AND owner = 'alice' AND namespace = 'work' LIMIT 1"
     )
     (default,) = one(db, "SELECT id FROM lanes WHERE owner = 'alice' AND namespace = 'default'")
-    sql(db, f"UPDATE {fts_table(db, 'alice')} SET lane = ? WHERE rowid = ?", (f"l{default}", rowid))
+    (body,) = one(db, "SELECT body FROM memories WHERE id = ?", (memory,))
+    sql(db, f"DELETE FROM {fts_table(db, memory)} WHERE rowid = ?", (rowid,))
+    sql(db, f"INSERT INTO {fts_table(db, default)} (rowid, body) VALUES (?, ?)", (rowid, body))
     return memory
 
 
@@ -336,7 +342,8 @@ def _retired_into_another_owner(db: Path) -> str:
     try:
         conn.execute("UPDATE memories SET status = 'retired', retired_into = ? WHERE id = ?", (bobs, memory))
         (rowid,) = conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory,)).fetchone()
-        conn.execute(f"DELETE FROM {fts.tables(conn)['alice']} WHERE rowid = ?", (rowid,))
+        (lane,) = conn.execute("SELECT lane_id FROM memories WHERE id = ?", (memory,)).fetchone()
+        conn.execute(f"DELETE FROM {fts.tables(conn)[lane]} WHERE rowid = ?", (rowid,))
         conn.execute("DELETE FROM memory_vectors WHERE rowid = (SELECT rowid FROM memories WHERE id = ?)", (memory,))
     finally:
         conn.close()
@@ -345,7 +352,7 @@ def _retired_into_another_owner(db: Path) -> str:
 
 def _stale_fts_body(db: Path) -> str:
     rowid, memory = one(db, "SELECT rowid, id FROM memories WHERE status = 'live' AND owner = 'carol'")
-    sql(db, f"UPDATE {fts_table(db, 'carol')} SET body = 'Carol works from Porto' WHERE rowid = ?", (rowid,))
+    sql(db, f"UPDATE {fts_table(db, memory)} SET body = 'Carol works from Porto' WHERE rowid = ?", (rowid,))
     return memory
 
 

@@ -305,8 +305,8 @@ def test_autocommit_connection(db_path: Path) -> None:
         other.close()
 
 
-def test_008_moves_full_text_into_one_table_per_owner(db_path: Path, folder: Path) -> None:
-    """A database written before 008: its shared FTS rows become per-owner tables, live memories only."""
+def test_a_database_from_before_008_gets_one_full_text_table_per_lane(db_path: Path, folder: Path) -> None:
+    """A database written before 008: its shared FTS rows become per-lane tables, live memories only."""
     for later in folder.glob("*.sql"):
         if int(later.name[:3]) >= 8:
             later.unlink()
@@ -332,7 +332,8 @@ def test_008_moves_full_text_into_one_table_per_owner(db_path: Path, folder: Pat
         assert apply_migrations(conn) == [n for n in SHIPPED if int(n[:3]) >= 8]
 
         assert "memories_fts" not in table_names(conn)
-        assert set(fts.tables(conn)) == {"alice", "bob"}
+        assert set(fts.tables(conn)) == set(lanes.values())
+        assert "owner_fts" not in table_names(conn)
         alice = [lanes["alice", "default"], lanes["alice", "work"]]
         assert len(fts.search(conn, alice, '"bees"', 10)[0]) == 2
         assert len(fts.search(conn, alice[:1], '"bees"', 10)[0]) == 1
@@ -342,13 +343,66 @@ def test_008_moves_full_text_into_one_table_per_owner(db_path: Path, folder: Pat
         conn.close()
 
 
-def test_a_new_owner_gets_a_full_text_table(db_path: Path) -> None:
+def test_a_new_lane_gets_a_full_text_table(db_path: Path) -> None:
     conn = connect(db_path)
     try:
         apply_migrations(conn)
         lane = ensure_lane(conn, "carol", "notes")
-        ensure_lane(conn, "carol", "work")
-        assert list(fts.tables(conn)) == ["carol"]
+        other = ensure_lane(conn, "carol", "work")
+        assert list(fts.tables(conn)) == [lane, other]
         assert fts.search(conn, [lane], '"anything"', 5) == ([], True)
+    finally:
+        conn.close()
+
+
+def test_011_replaces_the_per_owner_tables_by_per_lane_ones(db_path: Path, folder: Path) -> None:
+    """A database of the previous release (per-owner FTS5 tables, 008-010) upgrades: the owner
+    tables go, each lane gets its own holding exactly its live memories, and the lanes' live
+    characters are counted."""
+    for later in folder.glob("*.sql"):
+        if int(later.name[:3]) >= 11:
+            later.unlink()
+    conn = connect(db_path)
+    try:
+        apply_migrations(conn, folder)
+        now = time.time()
+        lanes: dict[tuple[str, str], int] = {}
+        conn.execute("BEGIN")
+        for owner, namespace in (("alice", "default"), ("alice", "work"), ("bob", "default")):
+            lane = conn.execute("INSERT INTO lanes (owner, namespace) VALUES (?, ?)", (owner, namespace)).lastrowid
+            assert lane is not None
+            lanes[owner, namespace] = lane
+        for number, owner in enumerate(("alice", "bob"), start=1):  # what 008 made for each owner
+            conn.execute("INSERT INTO owner_fts (id, owner) VALUES (?, ?)", (number, owner))
+            conn.execute(
+                f"CREATE VIRTUAL TABLE owner_fts_{number} USING fts5 (body, lane, tokenize = '{fts.TOKENIZE}')"
+            )
+        for (owner, namespace), lane in lanes.items():
+            for i, (body, status) in enumerate(
+                [(f"{owner} keeps bees at {namespace}", "live"), ("gone goats", "retired")]
+            ):
+                rowid = conn.execute(
+                    "INSERT INTO memories (id, owner, namespace, lane_id, body, norm_key, status, source_job_id,"
+                    " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (f"m_{lane}{i}", owner, namespace, lane, body, body, status, f"j_{lane}{i}", now, now),
+                ).lastrowid
+                if status == "live":
+                    number = 1 if owner == "alice" else 2
+                    conn.execute(
+                        f"INSERT INTO owner_fts_{number} (rowid, body, lane) VALUES (?, ?, ?)",
+                        (rowid, body, f"l{lane}"),
+                    )
+        conn.execute("COMMIT")
+
+        assert apply_migrations(conn) == [n for n in SHIPPED if int(n[:3]) >= 11]
+
+        names = table_names(conn)
+        assert not {"owner_fts", "owner_fts_1", "owner_fts_2"} & names
+        assert set(fts.tables(conn)) == set(lanes.values())
+        for (owner, namespace), lane in lanes.items():
+            found, _ = fts.search(conn, [lane], '"bees"', 10)
+            assert len(found) == 1 and fts.search(conn, [lane], '"goats"', 10) == ([], True)
+            (count, chars) = conn.execute("SELECT live_count, live_chars FROM lanes WHERE id = ?", (lane,)).fetchone()
+            assert (count, chars) == (1, len(f"{owner} keeps bees at {namespace}"))
     finally:
         conn.close()

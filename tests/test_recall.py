@@ -188,17 +188,20 @@ async def test_scores_are_in_unit_range_best_first_and_min_score_filters(service
     assert COFFEE not in texts(nothing) or nothing.hits[0].score >= 1.0
 
 
-async def test_equal_text_gets_equal_score(service: MemoryService) -> None:
+async def test_a_score_depends_only_on_its_own_namespace(service: MemoryService) -> None:
+    """What an owner keeps in other namespaces never moves a memory's score or ranking in its
+    own; and recalling every namespace gives each memory the score it has in its own."""
     await remember_all(service, "local", [COFFEE, *OTHERS], namespace="first")
-    await remember_all(
-        service, "local", [COFFEE, "Something else entirely: the printer is on floor 3"], namespace="second"
-    )
-    a = await service.recall("local", "coffee roast", namespace="first")
-    b = await service.recall("local", "coffee roast", namespace="second")
-    again = await service.recall("local", "coffee roast", namespace="first")
-    assert a.hits[0].text == b.hits[0].text == COFFEE
-    assert a.hits[0].score == pytest.approx(b.hits[0].score, abs=1e-6)
-    assert [h.score for h in again.hits] == pytest.approx([h.score for h in a.hits], abs=1e-6)
+    alone = await service.recall("local", "coffee roast", namespace="first", limit=5)
+    siblings = [f"Coffee note {i}: the roast of batch {i} was {'dark' if i % 2 else 'light'}" for i in range(40)]
+    await remember_all(service, "local", siblings, namespace="second")
+    await remember_all(service, "local", ["Roast chicken on Sundays", "The printer is on floor 3"], namespace="third")
+    beside = await service.recall("local", "coffee roast", namespace="first", limit=5)
+    everywhere = await service.recall("local", "coffee roast", namespace="*", limit=50)
+    assert texts(alone)[0] == COFFEE
+    assert [(h.id, h.score) for h in beside.hits] == [(h.id, pytest.approx(h.score, abs=1e-9)) for h in alone.hits]
+    in_first = {h.id: h.score for h in everywhere.hits if h.namespace == "first"}
+    assert {h.id: h.score for h in alone.hits} == pytest.approx(in_first, abs=1e-9)
 
 
 # --- namespaces and owners ---------------------------------------------------

@@ -185,15 +185,15 @@ def rows(db: Path, sql: str, *args: Any) -> list[tuple]:
 
 
 def full_text_rows(db: Path) -> list[tuple]:
-    """(memory id, table's owner, lane's namespace, indexed body) across every owner's full-text table."""
+    """(memory id, table's owner, table's namespace, indexed body) across every lane's full-text table."""
     conn = connect(db)
     try:
         found: list[tuple] = []
-        for owner, name in fts.tables(conn).items():
+        for lane, name in fts.tables(conn).items():
             found += conn.execute(
-                f"SELECT m.id, ?, l.namespace, f.body FROM {name} f JOIN memories m ON m.rowid = f.rowid"
-                " JOIN lanes l ON 'l' || l.id = f.lane",
-                (owner,),
+                f"SELECT m.id, l.owner, l.namespace, f.body FROM {name} f JOIN memories m ON m.rowid = f.rowid"
+                " JOIN lanes l ON l.id = ?",
+                (lane,),
             ).fetchall()
         return sorted(found)
     finally:

@@ -37,7 +37,7 @@ pytestmark = pytest.mark.slow
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"
 
 # Tables an import writes to (the rest are indexes, counters and settings).
-STORED = ("lanes", "remember_jobs", "memories", "memory_revisions", "forgotten", "owner_text_stats")
+STORED = ("lanes", "remember_jobs", "memories", "memory_revisions", "forgotten")
 
 
 def cli(*args: str, db: Path, owner: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -46,12 +46,6 @@ def content_terms(text: str, max_terms: int = MAX_TERMS) -> list[str]:
     return (kept or tokens)[:max_terms]
 
 
-def strength_to_score(strength: float, saturation: float = 1.0) -> float:
-    """A text match's strength (BM25, higher is better) mapped into [0, 1)."""
-    strength = max(0.0, strength)
-    return strength / (strength + saturation)
-
-
 def searchable(text: str) -> bool:
     """Whether the query holds anything to search for: a letter or a digit in any script.
     Zero-width characters, punctuation and symbols alone mean nothing to either signal (the

@@ -5,9 +5,10 @@ Each candidate gets both signals -- its cosine with the query (from its stored
 vector) and its BM25 strength -- and one score in [0, 1]:
 
     dense    score = cosine (clipped to [0, 1])
-    lexical  score = s / (s + c) * min(1, len / avg_len)
-             s = the text match's strength (BM25), c = `lexical_saturation`; len = the text's length,
-             avg_len = the mean length of the owner's memories
+    lexical  score = s / s_max * min(1, len / avg_len)
+             s = the text match's strength (BM25); s_max = the lane's ceiling for the query (the
+             BM25 of a memory holding every query term at a saturating frequency: (k1 + 1) x the
+             terms' idf); len = the text's length, avg_len = the mean length of the lane's memories
     hybrid   score = w * dense + (1 - w) * lexical, w = `dense_weight`
 
 The length factor discounts word matches in texts shorter than is usual in the
@@ -16,7 +17,10 @@ than a longer text that says the same and more ("How was the wedding?" against
 the turn that tells what happened at it). On the development set it lifts hybrid
 above both dense and lexical at k = 5 and 10 (benchmarks/README.md).
 
-The same text always gets the same score for a query, and `min_score` filters on it.
+A memory's score depends on the query and on its own namespace only (the BM25 statistics
+and the mean length are its lane's): what the owner keeps in other namespaces never moves
+it, and with `namespace="*"` each memory scores as it does when its namespace is recalled
+alone. `min_score` filters on it.
 After collapsing duplicates the search widens (k x4) until `limit` distinct *relevant*
 facts are found or every source is exhausted. Relevant, without `min_score`: the fact
 shares a content word with the query (a word match) or scores at least `min_relevance`
@@ -48,7 +52,7 @@ from ..records import Hit
 from ..store import Store, StoreReader, VectorSearch
 from ..store.records import KeyCopies, MemoryRow, QueuedJob, QueuedText
 from .collapse import group_duplicates, survivor
-from .lexical import content_terms, has_content_word, strength_to_score
+from .lexical import content_terms, has_content_word
 from .unindexed_vectors import UnindexedVectors
 
 log = logging.getLogger(__name__)
@@ -78,10 +82,8 @@ class SearchParams:
     until: float | None = None
     prefer_recent: bool = False
     mode: Mode = "hybrid"
-    dense_weight: float = 0.7
-    lexical_saturation: float = 2.0
+    dense_weight: float = 0.5
     recency_half_life_days: float = 30.0
-    average_length: float = 0.0  # of the owner's memories, for the lexical length factor; 0 = look it up
     min_relevance: float = 0.0  # without min_score: the least score of a fact that shares no query word
     repeats_fold: bool = True  # curation folds a repeat of a memory's normalized text into it
 
@@ -111,8 +113,8 @@ class _WordsFirst:
     queued: list[QueuedJob]
     queued_strength: list[float | None]
     queued_keys: list[str]
-    added_rows: int  # what the queued jobs add to the owner's memories once curated
-    added_chars: int
+    added: dict[int, tuple[int, int]]  # lane -> (memories, characters) the queued jobs add once curated
+    ceilings: dict[int, float]  # lane -> the most strength a memory of it could have for the query
 
 
 def check_dimension(reader: StoreReader, embedder: Embedder) -> bool:
@@ -167,18 +169,18 @@ def _words_first(
         queued,
         scored.strengths,
         scored.keys,
-        scored.added_rows,
-        scored.added_chars,
+        scored.added,
+        scored.ceilings,
     )
 
 
 def _prepare(
     reader: StoreReader, owner: str, lanes: Sequence[int], embedder: Embedder | None
-) -> tuple[tuple[int, int], list[VectorSearch] | None]:
-    """One reader round trip before the search proper: the owner's live memories and their
+) -> tuple[dict[int, tuple[int, int]], list[VectorSearch] | None]:
+    """One reader round trip before the search proper: each lane's live memories and their
     characters (for the word score's length factor) and, once vectors exist, one kNN
     function per lane."""
-    totals = reader.text_totals(owner)
+    totals = reader.lane_totals(lanes)
     indexed = embedder is not None and check_dimension(reader, embedder)
     return totals, [reader.vector_search(lane) for lane in lanes] if indexed else None
 
@@ -218,19 +220,44 @@ def _nearest(searches: Sequence[VectorSearch], query_vector: np.ndarray, k: int)
     return cosines, exhausted
 
 
+def _average_lengths(totals: dict[int, tuple[int, int]], added: dict[int, tuple[int, int]]) -> dict[int, float]:
+    """Each lane's mean body length as it will be once the queued facts are in: the word
+    score's length factor compares a text with its own namespace only."""
+    averages: dict[int, float] = {}
+    for lane in totals.keys() | added.keys():
+        rows, chars = totals.get(lane, (0, 0))
+        more_rows, more_chars = added.get(lane, (0, 0))
+        count = rows + more_rows
+        averages[lane] = (chars + more_chars) / count if count else 0.0
+    return averages
+
+
 class _Scorer:
-    def __init__(self, params: SearchParams, dense: bool, lexical: bool, now: float, content_word: bool) -> None:
+    def __init__(
+        self,
+        params: SearchParams,
+        average_length: dict[int, float],
+        ceilings: dict[int, float],
+        dense: bool,
+        lexical: bool,
+        now: float,
+        content_word: bool,
+    ) -> None:
         self.p = params
+        self.average_length = average_length  # per lane
+        self.ceilings = ceilings  # per lane
         self.dense = dense
         self.lexical = lexical
         self.now = now
         self.content_word = content_word  # a word match means the fact shares a content word
 
-    def lexical_score(self, strength: float | None, length: int) -> float:
+    def lexical_score(self, strength: float | None, length: int, lane: int) -> float:
         if strength is None:
             return 0.0
-        factor = min(1.0, length / self.p.average_length) if self.p.average_length > 0 else 1.0
-        return strength_to_score(strength, self.p.lexical_saturation) * factor
+        average = self.average_length.get(lane, 0.0)
+        factor = min(1.0, length / average) if average > 0 else 1.0
+        ceiling = self.ceilings.get(lane, 0.0)
+        return (min(1.0, strength / ceiling) if ceiling > 0 else 0.0) * factor
 
     def __call__(self, cosine: float | None, lexical: float) -> float:
         dense = min(1.0, max(0.0, cosine)) if cosine is not None else 0.0
@@ -240,8 +267,8 @@ class _Scorer:
             score = dense if self.dense else lexical
         return score
 
-    def score(self, hit: Hit, cosine: float | None, strength: float | None) -> _Scored:
-        relevance = self(cosine, self.lexical_score(strength, len(hit.text)) if self.lexical else 0.0)
+    def score(self, hit: Hit, lane: int, cosine: float | None, strength: float | None) -> _Scored:
+        relevance = self(cosine, self.lexical_score(strength, len(hit.text), lane) if self.lexical else 0.0)
         matched = self.lexical and self.content_word and strength is not None
         cosine = cosine if self.dense else None
         return _Scored(self.recency(replace(hit, score=relevance, matched=matched, cosine=cosine)), relevance, matched)
@@ -301,7 +328,7 @@ async def search(
     dense = params.mode in ("hybrid", "dense") and embedder is not None
     # Without a query vector, lexical is all there is, whatever the mode.
     terms = content_terms(params.query) if params.mode != "dense" or not dense else []
-    (live_rows, live_chars), searches = await store.read(_prepare, params.owner, lanes, embedder if dense else None)
+    totals, searches = await store.read(_prepare, params.owner, lanes, embedder if dense else None)
     # A generous first pool: a fact ranked low by one signal can still win on both.
     k = min(MAX_K, max(params.limit * 4, 100))
 
@@ -322,11 +349,10 @@ async def search(
     )
     if dense and query_vector is None and not terms:  # dense asked for, but the model cannot read the query
         return await search(store, None, lanes, replace(params, mode="lexical"), pending, unindexed)
-    if params.average_length == 0.0 and terms:  # as it will be once the queued facts are in
-        rows, chars = live_rows + first.added_rows, live_chars + first.added_chars
-        params = replace(params, average_length=chars / rows if rows else 0.0)
     scorer = _Scorer(
         params,
+        _average_lengths(totals, first.added),
+        first.ceilings,
         dense=query_vector is not None,
         lexical=bool(terms),
         now=time.time(),
@@ -349,6 +375,7 @@ async def search(
                 occurred_at=job.occurred_at,
                 key=key,
             ),
+            job.lane_id,
             cosine,
             strength,
         )
@@ -374,7 +401,9 @@ async def search(
             by_rowid[rowid] = _Candidate(
                 row, cosine, seen.strength if seen is not None else first.waiting_strength.get(rowid)
             )
-        scored = [(c.row.pk, scorer.score(_hit(c.row, 0.0), c.cosine, c.strength)) for c in by_rowid.values()]
+        scored = [
+            (c.row.pk, scorer.score(_hit(c.row, 0.0), c.row.lane, c.cosine, c.strength)) for c in by_rowid.values()
+        ]
         scored = [(pk, s) for pk, s in scored if scorer.keeps(s)]
         hits = await _in_window(store, scorer, scored)
         ranked = sorted([*hits, *(s.hit for s in extra)], key=_rank)

@@ -65,7 +65,8 @@ class VectorMatch(NamedTuple):
 
 class TextMatch(NamedTuple):
     """A memory the text search found. `strength` is Okapi BM25 of the memory for the query
-    over the searched lanes (higher is better, 0 means no query term occurs in it)."""
+    over its own lane's statistics (higher is better, 0 means no query term occurs in it):
+    what the owner keeps in other namespaces never changes it."""
 
     pk: int
     strength: float
@@ -114,10 +115,12 @@ class StoreReader(Protocol):
     def score_queued(
         self, lanes: Sequence[int], terms: Sequence[str], texts: Sequence[QueuedText], repeats_fold: bool
     ) -> Scored:
-        """The strength each queued text would have as a memory of its lane, on the same scale."""
+        """The strength each queued text would have as a memory of its lane, on the same scale,
+        and each searched lane's ceiling for the terms (see Scored): both over the statistics the
+        lanes will have once the texts are in."""
 
-    def text_totals(self, owner: str) -> tuple[int, int]:
-        """(live memories, characters of their bodies) of the owner."""
+    def lane_totals(self, lanes: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """(live memories, characters of their bodies) of each lane."""
 
     # --- memories --------------------------------------------------------------
     def memories_by_pk(self, pks: Sequence[int]) -> dict[int, MemoryRow]:

@@ -232,8 +232,10 @@ class Scored:
 
     strengths: list[float | None]
     keys: list[str]  # norm_key of each text
-    added_rows: int
-    added_chars: int
+    added: dict[int, tuple[int, int]]  # lane -> (memories, characters) the texts add to it
+    # Searched lane -> the most strength a memory of it could have for the query (every term,
+    # each at a saturating frequency), over the statistics it will have with the texts in.
+    ceilings: dict[int, float]
 
 
 def summary_line(problems: Sequence[Problem], counts: StoreCounts) -> str:

@@ -20,16 +20,7 @@ BACKENDS = ["sqlite"]
 # Tests that state what the contract documents but a backend does not do yet, by backend and
 # test name. Each runs as a strict xfail: the day the backend is fixed it fails, and its entry
 # goes. Anything listed here is a known defect of that backend, not an allowance.
-KNOWN_VIOLATIONS: dict[str, dict[str, str]] = {
-    "sqlite": {
-        "test_strength_depends_only_on_the_searched_namespaces": (
-            "BM25 statistics are per owner (one FTS5 table per owner), not per searched lane set"
-        ),
-        "test_exhausted_when_the_limit_takes_the_last_match": (
-            "with exactly `limit` matches in all of the owner's lanes it answers False (one more fetch for nothing)"
-        ),
-    },
-}
+KNOWN_VIOLATIONS: dict[str, dict[str, str]] = {"sqlite": {}}
 
 
 async def _open(backend: str, folder: Path) -> Store:

@@ -115,3 +115,9 @@ def everything(reader: StoreReader, owner: str | None = None) -> Exported:
             list(reader.iter_revisions(owner)),
             list(reader.iter_tombstones(owner)),
         )
+
+
+def owner_totals(reader: StoreReader, owner: str) -> tuple[int, int]:
+    """(live memories, characters of their bodies) over all of the owner's lanes."""
+    totals = reader.lane_totals([lane.id for lane in reader.owner_lanes(owner)])
+    return sum(count for count, _ in totals.values()), sum(chars for _, chars in totals.values())

@@ -14,7 +14,7 @@ from memwal_mcp.records import Job
 from memwal_mcp.store import Store, StoreReader, StoreWriter
 from memwal_mcp.store.records import Forgotten, JobWithdrawn
 
-from .helpers import T0, Stored, everything, prepare_vectors, remember, unit_vectors
+from .helpers import T0, Stored, everything, owner_totals, prepare_vectors, remember, unit_vectors
 
 SECRET = "Vault code for the ZYXWVUT cabinet is 4417"
 OTHER = "The office plant needs water on Mondays"
@@ -44,7 +44,7 @@ async def test_forget_erases_the_text_from_every_answer(store: Store) -> None:
 
     secret, other, repeat, queued, elsewhere = await store.write(build)
     (queued_seen,) = await store.read(lambda r: r.next_batch(secret.lane, 10, T0 + 4))  # a worker read it already
-    chars_before = (await store.read(lambda r: r.text_totals("alice")))[1]
+    chars_before = (await store.read(lambda r: owner_totals(r, "alice")))[1]
 
     done = await store.write(lambda w: w.forget_memory("alice", secret.id))
     assert done == Forgotten((secret.id,), 3, wal_cleared=True)
@@ -58,7 +58,7 @@ async def test_forget_erases_the_text_from_every_answer(store: Store) -> None:
         assert r.cosines(secret.lane, vectors[0], [secret.pk]) == {}
         assert r.live_by_norm_key(secret.lane, norm_key(SECRET)) == []
         assert r.copies_of("alice", [secret.lane], [norm_key(SECRET)]) == []
-        assert r.text_totals("alice") == (1, chars_before - len(SECRET))
+        assert owner_totals(r, "alice") == (1, chars_before - len(SECRET))
         assert r.revisions(secret.pk) == []
 
     await store.read(check)

@@ -131,7 +131,7 @@ async def test_a_queued_text_scores_as_the_memory_it_becomes(store: Store) -> No
     texts = [QueuedText("Guava juice and guava cake", lane), QueuedText("Nothing of the sort", lane)]
     predicted = await store.read(lambda r: r.score_queued([lane], ["guava"], texts, True))
     assert predicted.keys == [norm_key(t.text) for t in texts]
-    assert (predicted.added_rows, predicted.added_chars) == (2, sum(len(t.text) for t in texts))
+    assert predicted.added == {lane: (2, sum(len(t.text) for t in texts))}
     assert predicted.strengths[0] is not None and predicted.strengths[1] is None
     curated = await store.write(lambda w: [remember(w, "alice", "default", t.text, at=T0 + 50) for t in texts])
     found, _ = await _search(store, [lane], ["guava"])
@@ -142,9 +142,9 @@ async def test_a_queued_repeat_of_a_live_memory_adds_no_row(store: Store) -> Non
     made = await store.write(_fill, FILLER)
     repeat = [QueuedText("  the office plant NEEDS water on mondays", made[0].lane)]
     folded = await store.read(lambda r: r.score_queued([made[0].lane], ["plant"], repeat, True))
-    assert (folded.added_rows, folded.added_chars) == (0, 0)
+    assert folded.added == {}
     kept = await store.read(lambda r: r.score_queued([made[0].lane], ["plant"], repeat, False))
-    assert kept.added_rows == 1
+    assert kept.added == {made[0].lane: (1, len(repeat[0].text))}
 
 
 async def test_strength_depends_only_on_the_searched_namespaces(store: Store) -> None:

@@ -9,7 +9,7 @@ from memwal_mcp.normalize import norm_key
 from memwal_mcp.records import Job
 from memwal_mcp.store import Store, StoreReader, StoreWriter
 
-from .helpers import T0, Exported, everything, lane_of
+from .helpers import T0, Exported, everything, lane_of, owner_totals
 
 
 class Boom(Exception):
@@ -40,7 +40,7 @@ async def _file(store: Store, *texts: str) -> list[Job]:
 
 
 def _state(r: StoreReader) -> tuple[Exported, dict[str, int], tuple[int, int]]:
-    return everything(r), r.counters(), r.text_totals("alice")
+    return everything(r), r.counters(), owner_totals(r, "alice")
 
 
 async def test_a_failed_transaction_writes_nothing(store: Store) -> None:
@@ -99,7 +99,7 @@ async def test_a_failed_savepoint_rolls_back_its_part_only(store: Store) -> None
     assert await store.read(lambda r: r.counters()) == {"curation_created": 2}
     lane = await store.read(lane_of, "alice", "default")
     assert await store.read(lambda r: r.text_search([lane], ["coffee"], 5)) == ([], True)
-    assert await store.read(lambda r: r.text_totals("alice")) == (2, len("Tea at four") + len("Cake on Fridays"))
+    assert await store.read(lambda r: owner_totals(r, "alice")) == (2, len("Tea at four") + len("Cake on Fridays"))
 
 
 async def test_a_savepoint_that_succeeds_commits_with_its_transaction(store: Store) -> None:

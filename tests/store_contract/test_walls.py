@@ -13,7 +13,7 @@ from memwal_mcp.normalize import norm_key
 from memwal_mcp.store import Store, StoreReader, StoreWriter
 from memwal_mcp.store.records import QueuedText
 
-from .helpers import T0, Stored, prepare_vectors, remember, unit_vectors
+from .helpers import T0, Stored, owner_totals, prepare_vectors, remember, unit_vectors
 
 TEXT = "The staging database password rotates every Monday"
 QUEUED = "Badger sightings near the north gate"
@@ -116,7 +116,7 @@ async def test_text_search_stays_in_the_searched_lanes(store: Store, world: Worl
 
 async def test_another_owners_memories_never_move_a_strength(store: Store, world: World) -> None:
     before, _ = await store.read(lambda r: r.text_search(_alice_lanes(r), ["password", "monday"], 10))
-    totals = await store.read(lambda r: r.text_totals("alice"))
+    totals = await store.read(lambda r: owner_totals(r, "alice"))
 
     def crowd(w: StoreWriter) -> None:
         for i in range(20):
@@ -125,7 +125,7 @@ async def test_another_owners_memories_never_move_a_strength(store: Store, world
     await store.write(crowd)
     after, _ = await store.read(lambda r: r.text_search(_alice_lanes(r), ["password", "monday"], 10))
     assert after == before
-    assert await store.read(lambda r: r.text_totals("alice")) == totals == (2, 2 * len(TEXT))
+    assert await store.read(lambda r: owner_totals(r, "alice")) == totals == (2, 2 * len(TEXT))
 
 
 async def test_vector_search_stays_in_its_lane(store: Store, world: World) -> None:

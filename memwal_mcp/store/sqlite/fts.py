@@ -1,36 +1,29 @@
-"""One FTS5 table per owner: the full-text index of that owner's live memories.
+"""One FTS5 table per lane (owner, namespace): the full-text index of its live memories.
 
-Why per owner and not one table for everyone: FTS5 keeps its BM25 statistics
-(document count, mean length, term frequencies) per table. In a shared table one
-owner's words moved another owner's scores -- a side channel across owners -- and
-every search had to join each match back to `memories` to drop other lanes' rows,
-which cost 3x the search itself at 100k memories (benchmarks/README.md).
+Why per lane: FTS5 keeps its BM25 statistics (document count, mean length, how many
+documents hold each term) per table, so a memory's word score depends on the table it is in
+and nothing else. Per owner, as before, one namespace's words moved every other namespace's
+scores: a project recalled in its own namespace ranked worse as the owner's other projects
+grew (0.557 -> 0.518 R@5 on a public chat benchmark with nine sibling namespaces). Per lane, a
+memory scores the same whatever the owner keeps elsewhere, and `namespace="*"` ranks each
+memory by its own namespace's statistics (the score it has when that namespace is recalled
+alone). Owners stay walls as before: no table ever holds two owners' rows.
 
-Why not per lane: the same text must score the same in every namespace of an owner,
-and `namespace="*"` ranks all of them together. Each row carries its lane as a
-second column (`l<lane id>`, weight 0 in bm25, so it never changes a score), so a
-search limited to some of the owner's namespaces can filter on it.
-
-Table names hold an integer id from `owner_fts` only, never user text.
+Table names hold a lane's integer id only, never user text.
 """
 
 from __future__ import annotations
 
+import heapq
 import sqlite3
 from collections.abc import Sequence
 
 TOKENIZE = "porter unicode61 remove_diacritics 2"
-PREFIX = "owner_fts_"
-# Over-fetch from the owner's whole table while the wanted lanes hold at least 1/4 of it.
-MAX_OVERFETCH = 4
+PREFIX = "lane_fts_"
 
 
-def _name(table_id: int) -> str:
-    return f"{PREFIX}{int(table_id)}"
-
-
-def lane_token(lane: int) -> str:
-    return f"l{int(lane)}"
+def _name(lane: int) -> str:
+    return f"{PREFIX}{int(lane)}"
 
 
 def secure_delete_supported(conn: sqlite3.Connection) -> bool:
@@ -39,58 +32,60 @@ def secure_delete_supported(conn: sqlite3.Connection) -> bool:
     return tuple(int(part) for part in version.split(".")[:2]) >= (3, 44)
 
 
-def create(conn: sqlite3.Connection, owner: str) -> str:
-    """The owner's table, filled with their live memories if new. Call inside a write transaction."""
-    row = conn.execute("SELECT id FROM owner_fts WHERE owner = ?", (owner,)).fetchone()
-    if row is not None:
-        return _name(row[0])
-    table_id = conn.execute("INSERT INTO owner_fts (owner) VALUES (?)", (owner,)).lastrowid
-    assert table_id is not None  # an INSERT always sets it
-    name = _name(table_id)
-    conn.execute(f"CREATE VIRTUAL TABLE {name} USING fts5 (body, lane, tokenize = '{TOKENIZE}')")
+def create(conn: sqlite3.Connection, lane: int) -> str:
+    """The lane's table, filled with its live memories if new. Call inside a write transaction."""
+    name = _name(lane)
+    if conn.execute("SELECT 1 FROM lane_fts WHERE lane_id = ?", (lane,)).fetchone() is not None:
+        return name
+    conn.execute("INSERT INTO lane_fts (lane_id) VALUES (?)", (lane,))
+    conn.execute(f"CREATE VIRTUAL TABLE {name} USING fts5 (body, tokenize = '{TOKENIZE}')")
     if secure_delete_supported(conn):
         conn.execute(f"INSERT INTO {name} ({name}, rank) VALUES ('secure-delete', 1)")
     conn.execute(
-        f"INSERT INTO {name} (rowid, body, lane) SELECT rowid, body, 'l' || lane_id FROM memories"
-        " WHERE owner = ? AND status = 'live'",
-        (owner,),
+        f"INSERT INTO {name} (rowid, body) SELECT rowid, body FROM memories WHERE lane_id = ? AND status = 'live'",
+        (lane,),
     )
     return name
 
 
-def create_missing(conn: sqlite3.Connection) -> list[str]:
-    """Give every owner their table (databases from before migration 008); the owners that got one."""
-    owners = [
-        owner
-        for (owner,) in conn.execute(
-            "SELECT DISTINCT owner FROM lanes WHERE owner NOT IN (SELECT owner FROM owner_fts) ORDER BY owner"
-        )
+def create_missing(conn: sqlite3.Connection) -> list[int]:
+    """Give every lane its table; the lanes that got one."""
+    lanes = [
+        lane
+        for (lane,) in conn.execute("SELECT id FROM lanes WHERE id NOT IN (SELECT lane_id FROM lane_fts) ORDER BY id")
     ]
-    for owner in owners:
-        create(conn, owner)
-    return owners
+    for lane in lanes:
+        create(conn, lane)
+    return lanes
+
+
+def move_to_lanes(conn: sqlite3.Connection) -> None:
+    """Migration 011: drop the per-owner tables of migration 008 and build one per lane."""
+    has_owner_tables = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'owner_fts'"
+    ).fetchone()
+    if has_owner_tables:
+        for (table_id,) in conn.execute("SELECT id FROM owner_fts ORDER BY id").fetchall():
+            conn.execute(f"DROP TABLE IF EXISTS owner_fts_{int(table_id)}")
+        conn.execute("DROP TABLE owner_fts")
+    create_missing(conn)
 
 
 def _table(conn: sqlite3.Connection, lane: int) -> str:
-    """The table of the lane's owner."""
-    row = conn.execute(
-        "SELECT f.id FROM lanes l JOIN owner_fts f ON f.owner = l.owner WHERE l.id = ?", (lane,)
-    ).fetchone()
-    if row is None:  # every lane's owner gets a table when the lane is made (jobs.ensure_lane)
+    if conn.execute("SELECT 1 FROM lane_fts WHERE lane_id = ?", (lane,)).fetchone() is None:
+        # every lane gets a table when it is made (jobs.ensure_lane)
         raise LookupError(f"lane {lane} has no full-text table; run `memwal-mcp check`")
-    return _name(row[0])
+    return _name(lane)
 
 
 def add(conn: sqlite3.Connection, lane: int, rowid: int, body: str) -> None:
-    conn.execute(
-        f"INSERT INTO {_table(conn, lane)} (rowid, body, lane) VALUES (?, ?, ?)", (rowid, body, lane_token(lane))
-    )
+    conn.execute(f"INSERT INTO {_table(conn, lane)} (rowid, body) VALUES (?, ?)", (rowid, body))
 
 
 def replace(conn: sqlite3.Connection, lane: int, rowid: int, body: str) -> None:
     name = _table(conn, lane)
     conn.execute(f"DELETE FROM {name} WHERE rowid = ?", (rowid,))
-    conn.execute(f"INSERT INTO {name} (rowid, body, lane) VALUES (?, ?, ?)", (rowid, body, lane_token(lane)))
+    conn.execute(f"INSERT INTO {name} (rowid, body) VALUES (?, ?)", (rowid, body))
 
 
 def _ensure_secure_delete(conn: sqlite3.Connection, name: str) -> None:
@@ -120,63 +115,21 @@ def match_expression(terms: Sequence[str]) -> str:
 def search(
     conn: sqlite3.Connection, lanes: Sequence[int], match: str, limit: int
 ) -> tuple[list[tuple[int, float]], bool]:
-    """(rowid, bm25) of live memories in these lanes (all of one owner) matching `match`, best
-    first, at most `limit`; and True when there are no more to find.
-
-    `match` must come from recall.lexical.fts_query, which quotes every user token.
-    In all of an owner's namespaces the search is one FTS5 query. In some of them, a
-    lane filter inside FTS5 costs a merge with the lane's whole doclist (+70 % at 100k
-    memories), so while the other namespaces are small the search over-fetches from
-    the whole table and drops their rows instead.
-    """
-    wanted = set(lanes)
-    rows = (
-        conn.execute(
-            "SELECT f.id, l.id, l.live_count FROM lanes l JOIN owner_fts f ON f.owner = l.owner"
-            " WHERE l.owner = (SELECT owner FROM lanes WHERE id = ?)",
-            (lanes[0],),
-        ).fetchall()
-        if lanes
-        else []
-    )
-    if not rows:
-        return [], True
-    name = _name(rows[0][0])
-    owner_live = sum(count for _, _, count in rows)
-    wanted_live = sum(count for _, lane, count in rows if lane in wanted)
-    sql = f"SELECT rowid, bm25({name}, 1.0, 0.0) AS r FROM {name} WHERE {name} MATCH ? ORDER BY r LIMIT ?"
-    if wanted_live >= owner_live:
-        found = conn.execute(sql, (f"body : ({match})", limit)).fetchall()
-        return found, len(found) < limit
-    if wanted_live * MAX_OVERFETCH >= owner_live:
-        fetch = -(-limit * owner_live // max(1, wanted_live)) + 1
-        while True:  # the other lanes took more than their share of the best: fetch deeper
-            found = conn.execute(sql, (f"body : ({match})", fetch)).fetchall()
-            keep = _in_lanes(conn, [rowid for rowid, _ in found], wanted)
-            hits = [hit for hit in found if hit[0] in keep]
-            if len(found) < fetch:
-                return hits[:limit], len(hits) <= limit
-            if len(hits) >= limit:
-                return hits[:limit], False
-            fetch *= 2
-    only = "lane : (" + " OR ".join(f'"{lane_token(lane)}"' for lane in sorted(wanted)) + ")"
-    found = conn.execute(sql, (f"{only} AND body : ({match})", limit)).fetchall()
-    return found, len(found) < limit
+    """(rowid, bm25) of live memories in these lanes matching `match` (from match_expression),
+    best first (FTS5's sign: more negative is better), at most `limit`; and True when there
+    are no more to find. One query per lane, each scored by its own lane's statistics."""
+    registered = tables(conn)
+    found: list[tuple[int, float]] = []
+    for lane in sorted(set(lanes)):
+        name = registered.get(lane)
+        if name is not None:  # one more than asked: whether more exist is known without a second query
+            found += conn.execute(
+                f"SELECT rowid, bm25({name}) AS r FROM {name} WHERE {name} MATCH ? ORDER BY r LIMIT ?",
+                (match, limit + 1),
+            ).fetchall()
+    return heapq.nsmallest(limit, found, key=lambda hit: (hit[1], hit[0])), len(found) <= limit
 
 
-def _in_lanes(conn: sqlite3.Connection, rowids: Sequence[int], lanes: set[int]) -> set[int]:
-    """The rowids whose memory is in one of the lanes: looked up by rowid (a lane condition in
-    SQL would make SQLite scan the lane's index instead)."""
-    if not rowids:
-        return set()
-    marks = ",".join("?" * len(rowids))
-    return {
-        rowid
-        for rowid, lane in conn.execute(f"SELECT rowid, lane_id FROM memories WHERE rowid IN ({marks})", tuple(rowids))
-        if lane in lanes
-    }
-
-
-def tables(conn: sqlite3.Connection) -> dict[str, str]:
-    """owner -> table name, for every owner with a table."""
-    return {owner: _name(table_id) for table_id, owner in conn.execute("SELECT id, owner FROM owner_fts ORDER BY id")}
+def tables(conn: sqlite3.Connection) -> dict[int, str]:
+    """lane id -> table name, for every lane with a table."""
+    return {lane: _name(lane) for (lane,) in conn.execute("SELECT lane_id FROM lane_fts ORDER BY lane_id")}

@@ -45,7 +45,6 @@ from .integrity_owners import (
     _jobs_outside_their_lane,
     _lane_live_counts,
     _memories_outside_their_lane,
-    _owner_text_stats,
 )
 
 # --- SQLite itself ------------------------------------------------------------------
@@ -81,7 +80,6 @@ CHECKS: tuple[Callable[[sqlite3.Connection], Iterable[Problem]], ...] = (
     _occurrence_counts,
     _retirements,
     _forgotten_leftovers,
-    _owner_text_stats,
     _lane_live_counts,
     _full_text_rows,
     _vector_tables,

@@ -1,7 +1,6 @@
 """Integrity of the indexes: full-text rows and vector rows match the live memories.
 
-Each owner's FTS5 table indexes exactly their live memories, with current bodies and
-lanes; each live embedded memory has a vector row in its lane in the table searches use,
+Each lane's FTS5 table indexes exactly its live memories, with current bodies; each live embedded memory has a vector row in its lane in the table searches use,
 and nothing indexes a memory that is gone. Memories still waiting for a vector, or that
 the model could not embed, are reported as info.
 """
@@ -18,25 +17,26 @@ from .vectors import UNEMBEDDABLE, VECTOR_TABLE
 
 
 def _full_text_rows(conn: sqlite3.Connection) -> Iterator[Problem]:
-    """Each owner's FTS5 table holds exactly their live memories, with current bodies and lanes."""
-    if not _table_exists(conn, "owner_fts"):  # before migration 008
+    """Each lane's FTS5 table holds exactly its live memories, with current bodies."""
+    if not _table_exists(conn, "lane_fts"):  # before migration 011
         return
     tables = fts.tables(conn)
+    owner_of = dict(conn.execute("SELECT id, owner FROM lanes").fetchall())
     problems = [
         Problem(
             "error",
             "fts_table_missing",
-            "owner has no full-text table (lexical recall cannot search it)",
+            "lane has no full-text table (lexical recall cannot search it)",
             "lanes",
-            owner,
+            f"{owner}/{namespace}",
         )
-        for (owner,) in conn.execute("SELECT DISTINCT owner FROM lanes ORDER BY owner")
-        if owner not in tables
+        for lane, owner, namespace in conn.execute("SELECT id, owner, namespace FROM lanes ORDER BY id")
+        if lane not in tables
     ]
-    for owner, name in tables.items():
+    for lane, name in tables.items():
         if not _table_exists(conn, name):
             problems.append(
-                Problem("error", "fts_table_missing", f"full-text table {name} is gone", "owner_fts", owner)
+                Problem("error", "fts_table_missing", f"full-text table {name} is gone", "lane_fts", str(lane))
             )
             continue
         problems += [
@@ -49,27 +49,37 @@ def _full_text_rows(conn: sqlite3.Connection) -> Iterator[Problem]:
             )
             for (memory,) in conn.execute(
                 f"SELECT m.id FROM memories m LEFT JOIN {name} f ON f.rowid = m.rowid"
-                " WHERE m.owner = ? AND m.status = 'live' AND f.rowid IS NULL ORDER BY m.rowid",
-                (owner,),
+                " WHERE m.lane_id = ? AND m.status = 'live' AND f.rowid IS NULL ORDER BY m.rowid",
+                (lane,),
             )
         ]
-        for rowid, memory, m_owner, status, lane_ok, body_ok in conn.execute(
-            f"SELECT f.rowid, m.id, m.owner, m.status, f.lane = 'l' || m.lane_id, f.body IS m.body FROM {name} f"
+        for rowid, memory, m_owner, m_lane, status, body_ok in conn.execute(
+            f"SELECT f.rowid, m.id, m.owner, m.lane_id, m.status, f.body IS m.body FROM {name} f"
             " LEFT JOIN memories m ON m.rowid = f.rowid"
-            " WHERE m.rowid IS NULL OR m.owner != ? OR m.status != 'live' OR f.lane IS NOT 'l' || m.lane_id"
-            " OR f.body IS NOT m.body ORDER BY f.rowid",
-            (owner,),
+            " WHERE m.rowid IS NULL OR m.lane_id != ? OR m.status != 'live' OR f.body IS NOT m.body"
+            " ORDER BY f.rowid",
+            (lane,),
         ):
             if memory is None:
                 problems.append(
                     Problem("error", "fts_row_orphan", f"indexes rowid {rowid}, which has no memory", name, str(rowid))
                 )
-            elif m_owner != owner:
+            elif m_owner != owner_of.get(lane):
                 problems.append(
                     Problem(
                         "error",
                         "fts_row_other_owner",
-                        f"{owner!r}'s full-text table indexes memory {memory} of another owner",
+                        f"{owner_of.get(lane)!r}'s full-text table {name} indexes memory {memory} of another owner",
+                        "memories",
+                        memory,
+                    )
+                )
+            elif m_lane != lane:
+                problems.append(
+                    Problem(
+                        "error",
+                        "fts_row_other_lane",
+                        f"lane {lane}'s full-text table indexes memory {memory} of another lane",
                         "memories",
                         memory,
                     )
@@ -77,16 +87,6 @@ def _full_text_rows(conn: sqlite3.Connection) -> Iterator[Problem]:
             elif status != "live":
                 problems.append(
                     Problem("error", "fts_row_orphan", f"indexes memory {memory}, which is {status}", name, str(rowid))
-                )
-            elif not lane_ok:
-                problems.append(
-                    Problem(
-                        "error",
-                        "fts_row_other_lane",
-                        "full-text row names another lane than the memory's",
-                        "memories",
-                        memory,
-                    )
                 )
             elif not body_ok:
                 problems.append(

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Iterator
 
 from ..records import Problem
-from .integrity_common import _capped, _table_exists
+from .integrity_common import _capped
 
 
 def _jobs_outside_their_lane(conn: sqlite3.Connection) -> Iterator[Problem]:
@@ -92,46 +92,21 @@ def _jobs_in_another_lanes_memory(conn: sqlite3.Connection) -> Iterator[Problem]
     yield from _capped(rows, make)
 
 
-def _owner_text_stats(conn: sqlite3.Connection) -> Iterator[Problem]:
-    """The per-owner totals that triggers keep (migration 004) match the live memories."""
-    if not _table_exists(conn, "owner_text_stats"):
-        return
-    rows = conn.execute(
-        "WITH actual AS (SELECT owner, COUNT(*) AS n, SUM(LENGTH(body)) AS chars FROM memories"
-        "                WHERE status = 'live' GROUP BY owner)"
-        " SELECT a.owner, COALESCE(s.live_count, 0), COALESCE(s.live_chars, 0), a.n, a.chars"
-        " FROM actual a LEFT JOIN owner_text_stats s ON s.owner = a.owner"
-        " WHERE s.owner IS NULL OR s.live_count != a.n OR s.live_chars != a.chars"
-        " UNION ALL"
-        " SELECT s.owner, s.live_count, s.live_chars, 0, 0 FROM owner_text_stats s"
-        " WHERE (s.live_count != 0 OR s.live_chars != 0) AND s.owner NOT IN (SELECT owner FROM actual)"
-    ).fetchall()
-    yield from _capped(
-        rows,
-        lambda owner, count, chars, actual_count, actual_chars: Problem(
-            "warning",
-            "owner_text_stats_drift",
-            f"says {count} live memories / {chars} characters, the memories table has {actual_count} / {actual_chars}",
-            "owner_text_stats",
-            owner,
-        ),
-    )
-
-
 def _lane_live_counts(conn: sqlite3.Connection) -> Iterator[Problem]:
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(lanes)")}
-    if "live_count" not in columns:  # before migration 009
-        return
+    """The per-lane totals that triggers keep (migrations 009, 011) match the live memories:
+    recall's length factor reads them."""
     rows = conn.execute(
-        "SELECT l.id, l.live_count, (SELECT COUNT(*) FROM memories m WHERE m.lane_id = l.id AND m.status = 'live')"
-        " AS actual FROM lanes l WHERE l.live_count != actual ORDER BY l.id"
+        "WITH actual AS (SELECT l.id AS lane, COUNT(m.rowid) AS n, COALESCE(SUM(LENGTH(m.body)), 0) AS chars"
+        "                FROM lanes l LEFT JOIN memories m ON m.lane_id = l.id AND m.status = 'live' GROUP BY l.id)"
+        " SELECT l.id, l.live_count, l.live_chars, a.n, a.chars FROM lanes l JOIN actual a ON a.lane = l.id"
+        " WHERE l.live_count != a.n OR l.live_chars != a.chars ORDER BY l.id"
     ).fetchall()
     yield from _capped(
         rows,
-        lambda lane, count, actual: Problem(
+        lambda lane, count, chars, actual, actual_chars: Problem(
             "warning",
             "lane_live_count_drift",
-            f"says {count} live memories, the memories table has {actual}",
+            f"says {count} live memories / {chars} characters, the memories table has {actual} / {actual_chars}",
             "lanes",
             str(lane),
         ),

@@ -32,7 +32,7 @@ def ensure_lane(conn: sqlite3.Connection, owner: str, namespace: str) -> int:
         return row[0]
     lane = conn.execute("INSERT INTO lanes (owner, namespace) VALUES (?, ?)", (owner, namespace)).lastrowid
     assert lane is not None  # an INSERT always sets it
-    fts.create(conn, owner)
+    fts.create(conn, lane)
     return lane
 
 

@@ -167,16 +167,14 @@ def unembedded_in_lane(conn: sqlite3.Connection, lane: int, limit: int) -> list[
     return [MemoryRow(*row) for row in rows]
 
 
-def average_length(conn: sqlite3.Connection, owner: str) -> float:
-    """Mean body length (characters) of the owner's live memories; 0 when there are none."""
-    count, chars = text_totals(conn, owner)
-    return chars / count if count > 0 else 0.0
-
-
-def text_totals(conn: sqlite3.Connection, owner: str) -> tuple[int, int]:
-    """(live memories, characters of their bodies) of the owner."""
-    row = conn.execute("SELECT live_count, live_chars FROM owner_text_stats WHERE owner = ?", (owner,)).fetchone()
-    return (row[0], row[1]) if row else (0, 0)
+def lane_totals(conn: sqlite3.Connection, lanes: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """lane -> (live memories, characters of their bodies), from the counts triggers keep (011)."""
+    wanted = sorted(set(lanes))
+    if not wanted:
+        return {}
+    marks = ",".join("?" * len(wanted))
+    rows = conn.execute(f"SELECT id, live_count, live_chars FROM lanes WHERE id IN ({marks})", wanted)
+    return {lane: (count, chars) for lane, count, chars in rows}
 
 
 def _in_window(column: str) -> str:

@@ -18,7 +18,9 @@ from . import fts
 _NAME = re.compile(r"^(\d+)_[\w-]+\.sql$")
 # Steps SQL cannot express (tables named per row), run after a migration's script in
 # its transaction. Each must work on the schema as that migration leaves it.
-_AFTER: dict[int, Callable[[sqlite3.Connection], object]] = {8: fts.create_missing}
+# (008 made per-owner tables here; 011 replaces them by per-lane ones, so a database older
+# than 008 goes straight to those.)
+_AFTER: dict[int, Callable[[sqlite3.Connection], object]] = {11: fts.move_to_lanes}
 
 
 @dataclass(frozen=True, slots=True)

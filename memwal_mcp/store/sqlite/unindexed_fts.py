@@ -1,9 +1,9 @@
-"""BM25 for texts the owner's full-text table does not hold yet: queued remember jobs.
+"""BM25 for texts a lane's full-text table does not hold yet: queued remember jobs.
 
 Read-your-writes scores a queued fact itself, and it must score it exactly as the memory it
 will become: otherwise `min_score` and the ranking flip when the worker gets to it. So this
-is FTS5's own bm25() (fts5_aux.c), term for term, over the statistics the owner's table will
-have once the queued facts are in it -- its row and token totals and each query phrase's
+is FTS5's own bm25() (fts5_aux.c), term for term, over the statistics the fact's lane's table
+will have once the queued facts are in it -- its row and token totals and each query phrase's
 document count, plus those of the queued facts that will become memories (a repeat of a
 live memory's normalized text becomes an occurrence, not a row). Tokens come from FTS5
 itself, in a scratch in-memory table with the same tokenizer, so stemming, case and
@@ -49,11 +49,6 @@ def _varints(blob: bytes) -> list[int]:
     return values
 
 
-def _owner_table(conn: sqlite3.Connection, lanes: Sequence[int]) -> str | None:
-    row = conn.execute("SELECT owner FROM lanes WHERE id = ?", (lanes[0],)).fetchone() if lanes else None
-    return fts.tables(conn).get(row[0]) if row else None
-
-
 def _totals(conn: sqlite3.Connection, table: str) -> tuple[int, int]:
     """(rows, tokens over all columns) of an FTS5 table, as bm25() reads them."""
     row = conn.execute(f"SELECT block FROM {table}_data WHERE id = ?", (_AVERAGES_ID,)).fetchone()
@@ -66,19 +61,18 @@ class _Scratch:
 
     def __init__(self) -> None:
         self.conn = sqlite_module().connect(":memory:", isolation_level=None)
-        self.conn.execute(f"CREATE VIRTUAL TABLE t USING fts5 (body, lane, tokenize = '{fts.TOKENIZE}')")
+        self.conn.execute(f"CREATE VIRTUAL TABLE t USING fts5 (body, tokenize = '{fts.TOKENIZE}')")
         self.conn.execute("CREATE VIRTUAL TABLE tv USING fts5vocab (t, instance)")
 
     def close(self) -> None:
         self.conn.close()
 
-    def load(self, rows: Sequence[tuple[str, str]]) -> None:
-        """(body, lane token) as rows 1..n, replacing what was there."""
+    def load(self, bodies: Sequence[str]) -> None:
+        """The bodies as rows 1..n, replacing what was there."""
         self.conn.execute("BEGIN")
         self.conn.execute("DELETE FROM t")
         self.conn.executemany(
-            "INSERT INTO t (rowid, body, lane) VALUES (?, ?, ?)",
-            [(i + 1, body, lane) for i, (body, lane) in enumerate(rows)],
+            "INSERT INTO t (rowid, body) VALUES (?, ?)", [(i + 1, body) for i, body in enumerate(bodies)]
         )
         self.conn.execute("COMMIT")
 
@@ -90,7 +84,7 @@ class _Scratch:
         return {doc: [term for _, term in sorted(items)] for doc, items in found.items()}
 
     def sizes(self) -> dict[int, int]:
-        """Tokens per row over all columns (bm25's document length)."""
+        """Tokens per row (bm25's document length)."""
         return {doc: sum(_varints(size)) for doc, size in self.conn.execute("SELECT id, sz FROM t_docsize")}
 
     def frequencies(self, phrase: Sequence[str]) -> dict[int, int]:
@@ -111,6 +105,29 @@ class _Scratch:
         return counts
 
 
+def _documents_with(
+    conn: sqlite3.Connection, table: str, terms: Sequence[str], phrases: Sequence[list[str]]
+) -> list[int]:
+    """How many rows of the table hold each term: a one-token term from the table's vocabulary
+    (a seek, where counting its matches reads its whole doclist: every recall asks this for
+    each query word in each searched lane), a phrase by counting its matches."""
+    vocabulary = f"temp.{table}_vocab"
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {vocabulary} USING fts5vocab(main, '{table}', 'row')")
+    counts: list[int] = []
+    for term, phrase in zip(terms, phrases):
+        if not phrase:
+            counts.append(0)
+        elif len(phrase) == 1:
+            row = conn.execute(f"SELECT doc FROM {vocabulary} WHERE term = ?", (phrase[0],)).fetchone()
+            counts.append(row[0] if row else 0)
+        else:
+            (count,) = conn.execute(
+                f"SELECT COUNT(*) FROM {table} WHERE {table} MATCH ?", (fts.match_expression([term]),)
+            ).fetchone()
+            counts.append(count)
+    return counts
+
+
 def score_queued(
     conn: sqlite3.Connection,
     lanes: Sequence[int],
@@ -118,13 +135,18 @@ def score_queued(
     texts: Sequence[QueuedText],
     repeats_fold: bool,
 ) -> Scored:
-    """bm25 of each text for the query `terms` (the quoted words of recall.lexical.fts_query,
-    in its order), as if every text had been curated into the lanes' owner's table.
+    """bm25 of each text for the query `terms` (plain words, in the query's order), as if every
+    text had been curated into its lane's table, each over its own lane's statistics; and each
+    searched lane's ceiling for the query over the same statistics.
+
+    The ceiling is the most BM25 a memory of the lane could have: every term present at a
+    frequency that saturates it, (k1 + 1) x the sum of the terms' idf (a term the lane never
+    holds counts as in no document; a term with no token, which nothing can match, not at all).
+    A strength divided by it is the share of the query's weight a memory matches, whatever the
+    lane's size -- the lexical score recall fuses with the cosine.
 
     `repeats_fold`: curation is on, so a text whose normalized form a live memory of its lane
     (or an earlier text here) already has becomes an occurrence and adds no row."""
-    if not texts:
-        return Scored([], [], 0, 0)
     added: list[bool] = []
     seen: set[tuple[int, str]] = set()
     keys = [norm_key(item.text) for item in texts]
@@ -136,65 +158,78 @@ def score_queued(
         repeat = repeats_fold and (key in live.get(item.lane, set()) or (item.lane, key) in seen)
         seen.add((item.lane, key))
         added.append(not repeat)
-    added_rows = sum(added)
-    added_chars = sum(len(item.text) for item, new in zip(texts, added) if new)
-    table = _owner_table(conn, lanes) if terms else None
-    if table is None:
-        return Scored([None] * len(texts), keys, added_rows, added_chars)
+    grows: dict[int, tuple[int, int]] = {}
+    for item, new in zip(texts, added):
+        if new:
+            rows, chars = grows.get(item.lane, (0, 0))
+            grows[item.lane] = (rows + 1, chars + len(item.text))
+    tables = fts.tables(conn) if terms else {}
+    if not tables:
+        return Scored([None] * len(texts), keys, grows, {})
 
     scratch = _Scratch()
     try:
-        scratch.load([(term, "") for term in terms])
+        scratch.load(list(terms))
         phrase_of = scratch.tokens()
         phrases = [phrase_of.get(i + 1, []) for i in range(len(terms))]
-        scratch.load([(item.text, fts.lane_token(item.lane)) for item in texts])
+        scratch.load([item.text for item in texts])
         sizes = scratch.sizes()
         freqs = [scratch.frequencies(phrase) if phrase else {} for phrase in phrases]
     finally:
         scratch.close()
 
-    rows, tokens = _totals(conn, table)
-    rows += added_rows
-    tokens += sum(sizes.get(i + 1, 0) for i, new in enumerate(added) if new)
-    idf: list[float] = []
-    for term, phrase, freq in zip(terms, phrases, freqs):
-        hits = 0
-        if phrase:
-            (hits,) = conn.execute(
-                f"SELECT COUNT(*) FROM {table} WHERE {table} MATCH ?", (f'body : "{term}"',)
-            ).fetchone()
-        hits += sum(1 for doc in freq if added[doc - 1])
-        value = math.log((rows - hits + 0.5) / (hits + 0.5))
-        idf.append(value if value > 0.0 else 1e-6)
-    average = tokens / rows if rows else 0.0
-    out: list[float | None] = []
-    for doc in range(1, len(texts) + 1):
-        if average <= 0.0 or not any(doc in freq for freq in freqs):
-            out.append(None)
+    out: list[float | None] = [None] * len(texts)
+    ceilings: dict[int, float] = {}
+    searched = set(lanes)
+    for lane in sorted(searched | {item.lane for item in texts}):
+        table = tables.get(lane)
+        if table is None:
             continue
-        length = float(sizes.get(doc, 0))
-        score = 0.0
-        for weight, freq in zip(idf, freqs):
-            f = float(freq.get(doc, 0))
-            score += weight * (f * (K1 + 1.0)) / (f + K1 * (1 - B + B * length / average))
-        out.append(score)
-    return Scored(out, keys, added_rows, added_chars)
+        docs = [i + 1 for i, item in enumerate(texts) if item.lane == lane]
+        mine = set(docs)
+        rows, tokens = _totals(conn, table)
+        rows += sum(1 for doc in docs if added[doc - 1])
+        tokens += sum(sizes.get(doc, 0) for doc in docs if added[doc - 1])
+        if rows == 0:
+            continue
+        idf: list[float] = []
+        for freq, indexed in zip(freqs, _documents_with(conn, table, terms, phrases)):
+            hits = indexed + sum(1 for doc in freq if doc in mine and added[doc - 1])
+            value = math.log((rows - hits + 0.5) / (hits + 0.5))
+            idf.append(value if value > 0.0 else 1e-6)
+        if lane in searched:
+            ceilings[lane] = (K1 + 1.0) * sum(weight for weight, phrase in zip(idf, phrases) if phrase)
+        average = tokens / rows
+        for doc in docs:
+            if average <= 0.0 or not any(doc in freq for freq in freqs):
+                continue
+            length = float(sizes.get(doc, 0))
+            score = 0.0
+            for weight, freq in zip(idf, freqs):
+                f = float(freq.get(doc, 0))
+                score += weight * (f * (K1 + 1.0)) / (f + K1 * (1 - B + B * length / average))
+            out[doc - 1] = score
+    return Scored(out, keys, grows, ceilings)
 
 
 def bm25_of_rows(conn: sqlite3.Connection, lanes: Sequence[int], match: str, rowids: Sequence[int]) -> dict[int, float]:
-    """bm25 of these indexed memories for `match` (from recall.lexical.fts_query), whether or
-    not a top-k word search reached them; absent = no query word in them."""
-    table = _owner_table(conn, lanes)
-    if table is None or not rowids:
-        return {}
+    """bm25 of these indexed memories of the lanes for `match` (from fts.match_expression),
+    whether or not a top-k word search reached them; absent = no query word in them."""
+    tables = fts.tables(conn)
     found: dict[int, float] = {}
-    for start in range(0, len(rowids), 500):
-        part = list(rowids[start : start + 500])
-        marks = ",".join("?" * len(part))
-        found.update(
-            conn.execute(
-                f"SELECT rowid, bm25({table}, 1.0, 0.0) FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})",
-                (f"body : ({match})", *part),
-            ).fetchall()
-        )
+    if not rowids:
+        return found
+    for lane in sorted(set(lanes)):
+        table = tables.get(lane)
+        if table is None:
+            continue
+        for start in range(0, len(rowids), 500):
+            part = list(rowids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            found.update(
+                conn.execute(
+                    f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})",
+                    (match, *part),
+                ).fetchall()
+            )
     return found

@@ -95,8 +95,8 @@ class SQLiteReader:
     ) -> Scored:
         return unindexed_fts.score_queued(self.conn, lanes, terms, texts, repeats_fold)
 
-    def text_totals(self, owner: str) -> tuple[int, int]:
-        return memories.text_totals(self.conn, owner)
+    def lane_totals(self, lanes: Sequence[int]) -> dict[int, tuple[int, int]]:
+        return memories.lane_totals(self.conn, lanes)
 
     # --- memories --------------------------------------------------------------
     def memories_by_pk(self, pks: Sequence[int]) -> dict[int, MemoryRow]:
