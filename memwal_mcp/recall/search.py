@@ -175,7 +175,7 @@ def _words_first(
 
 
 def _prepare(
-    reader: StoreReader, owner: str, lanes: Sequence[int], embedder: Embedder | None
+    reader: StoreReader, lanes: Sequence[int], embedder: Embedder | None
 ) -> tuple[dict[int, tuple[int, int]], list[VectorSearch] | None]:
     """One reader round trip before the search proper: each lane's live memories and their
     characters (for the word score's length factor) and, once vectors exist, one kNN
@@ -328,7 +328,7 @@ async def search(
     dense = params.mode in ("hybrid", "dense") and embedder is not None
     # Without a query vector, lexical is all there is, whatever the mode.
     terms = content_terms(params.query) if params.mode != "dense" or not dense else []
-    totals, searches = await store.read(_prepare, params.owner, lanes, embedder if dense else None)
+    totals, searches = await store.read(_prepare, lanes, embedder if dense else None)
     # A generous first pool: a fact ranked low by one signal can still win on both.
     k = min(MAX_K, max(params.limit * 4, 100))
 
