@@ -11,6 +11,8 @@ Several replicas may share the database: migrations, leases and the write lock a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +34,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 P = ParamSpec("P")
 
+# While a forget's old row versions are kept, how often to VACUUM again.
+ERASURE_RETRY_FIRST_S = 0.2
+ERASURE_RETRY_MAX_S = 2.0
 # Connections for units of work (reads and writes of one process), and for vector searches.
 UNITS = 8
 SEARCHES = 4
@@ -44,6 +49,7 @@ class PostgresStore:
         self._units: ConnectionPool | None = None
         self._searches: ConnectionPool | None = None
         self._erasure_owed = False
+        self._retry: asyncio.Task[None] | None = None
 
     @property
     def location(self) -> str:
@@ -78,6 +84,11 @@ class PostgresStore:
             raise
 
     async def close(self) -> None:
+        task, self._retry = self._retry, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         if self._erasure_owed and self._units is not None:
             await self.settle_erasure(1000)
         for opened in (self._searches, self._units):
@@ -123,7 +134,21 @@ class PostgresStore:
         return self._erasure_owed
 
     def owe_erasure(self) -> None:
+        """A forget's old row versions are still kept (an older snapshot): VACUUM again on a
+        timer until none is, also while no tool call comes, as well as after each write."""
         self._erasure_owed = True
+        if self._retry is None or self._retry.done():
+            self._retry = asyncio.get_running_loop().create_task(self._retry_erasure(), name="memwal-pg-erasure")
+
+    async def _retry_erasure(self) -> None:
+        delay = ERASURE_RETRY_FIRST_S
+        while self._erasure_owed and self._units is not None:
+            await anyio.sleep(delay)
+            try:
+                await self.settle_erasure(0)
+            except Exception:  # noqa: BLE001 - a failed attempt must not end the retries
+                log.warning("database %s: VACUUM after a forget failed; retrying", self.location, exc_info=True)
+            delay = min(delay * 2, ERASURE_RETRY_MAX_S)
 
     async def backup(self, target: Path, *, force: bool, verify: bool) -> BackupResult:
         raise InvalidInput(
