@@ -8,7 +8,7 @@ vector) and its BM25 strength -- and one score in [0, 1]:
     lexical  score = s / s_max * min(1, len / avg_len)
              s = the text match's strength (BM25); s_max = the lane's ceiling for the query (the
              BM25 of a memory holding every query term at a saturating frequency: (k1 + 1) x the
-             terms' idf); len = the text's length, avg_len = the mean length of the lane's memories
+             terms' idf); len = the text's length in characters, avg_len = the mean of the lane's memories
     hybrid   score = w * dense + (1 - w) * lexical, w = `dense_weight`
 
 The length factor discounts word matches in texts shorter than is usual in the
@@ -21,14 +21,17 @@ A memory's score depends on the query and on its own namespace only (the BM25 st
 and the mean length are its lane's): what the owner keeps in other namespaces never moves
 it, and with `namespace="*"` each memory scores as it does when its namespace is recalled
 alone. `min_score` filters on it.
-After collapsing duplicates the search widens (k x4) until `limit` distinct *relevant*
-facts are found or every source is exhausted. Relevant, without `min_score`: the fact
+After collapsing duplicates the search widens (k x4) until it holds `limit` distinct *relevant*
+facts and no memory outside its pools could outscore the limit-th (each pool is cut by one
+signal alone: BM25 favours short texts that the length factor then discounts), or every
+source is exhausted. Relevant, without `min_score`: the fact
 shares a content word with the query (a word match) or scores at least `min_relevance`
 -- back-fill must not pad a reply with whatever happens to be stored.
 
 Facts outside the indexes are scored here by the same formula: queued jobs (read-your-
 writes; their word score is BM25 over the statistics the index will have once they
-are in it, store/unindexed_fts.py) and memories still waiting for a vector. Each recall
+are in it, store/unindexed_fts.py; the memories already there keep the statistics they have
+now, so a waiting job never moves their scores) and memories still waiting for a vector. Each recall
 embeds at most a few such texts itself; the others are matched by words until their
 vectors are cached or curation has indexed them.
 """
@@ -114,7 +117,8 @@ class _WordsFirst:
     queued_strength: list[float | None]
     queued_keys: list[str]
     added: dict[int, tuple[int, int]]  # lane -> (memories, characters) the queued jobs add once curated
-    ceilings: dict[int, float]  # lane -> the most strength a memory of it could have for the query
+    ceilings: dict[int, float]  # lane -> the most strength a memory of it could have, the queue in
+    indexed_ceilings: dict[int, float]  # the same over the lane's statistics as they are
 
 
 def check_dimension(reader: StoreReader, embedder: Embedder) -> bool:
@@ -161,6 +165,8 @@ def _words_first(
         [QueuedText(job.text, job.lane_id) for job in queued],
         repeats_fold,
     )
+    # No text queued: the two sets of statistics are one.
+    indexed = reader.score_queued(lanes, terms, [], repeats_fold).ceilings if queued and terms else scored.ceilings
     return _WordsFirst(
         (ranks, exhausted),
         reader.memories_by_pk(list(ranks)),
@@ -171,6 +177,7 @@ def _words_first(
         scored.keys,
         scored.added,
         scored.ceilings,
+        indexed,
     )
 
 
@@ -190,11 +197,11 @@ def _candidates(
     lanes: Sequence[int],
     query_vector: np.ndarray | None,
     ranks: dict[int, float],
-    nearest: tuple[dict[int, float], bool] | None,
+    nearest: _Nearest | None,
     known: dict[int, MemoryRow] | None = None,
 ) -> list[_Candidate]:
     """The kNN hits (`nearest`) joined with the word matches, each with both signals."""
-    cosines = dict(nearest[0]) if nearest is not None else {}
+    cosines = dict(nearest.cosines) if nearest is not None else {}
     known = known or {}
     rows = {**known, **reader.memories_by_pk(list((cosines.keys() | ranks.keys()) - known.keys()))}
     # Only the lanes asked for, whatever an index returned (a backend may trust its own counts).
@@ -210,19 +217,42 @@ def _candidates(
     return [_Candidate(row, cosines.get(rowid), ranks.get(rowid)) for rowid, row in rows.items()]
 
 
-def _nearest(searches: Sequence[VectorSearch], query_vector: np.ndarray, k: int) -> tuple[dict[int, float], bool]:
+@dataclass(frozen=True, slots=True)
+class _Nearest:
+    cosines: dict[int, float]  # pk -> cosine, the k nearest of each lane
+    frontier: dict[int, float]  # lane -> its k-th cosine, for the lanes that have more beyond it
+
+    @property
+    def exhausted(self) -> bool:
+        return not self.frontier
+
+
+def _nearest(lanes: Sequence[int], searches: Sequence[VectorSearch], query_vector: np.ndarray, k: int) -> _Nearest:
     cosines: dict[int, float] = {}
-    exhausted = True
-    for search_lane in searches:
+    frontier: dict[int, float] = {}
+    for lane, search_lane in zip(lanes, searches):
         found = search_lane(query_vector[None], k)[0]
         cosines.update(found)
-        exhausted &= len(found) < k
-    return cosines, exhausted
+        if len(found) >= k:
+            frontier[lane] = min(match.cosine for match in found)
+    return _Nearest(cosines, frontier)
+
+
+@dataclass(frozen=True, slots=True)
+class _LaneStatistics:
+    """What the word score compares a text with, per lane: the lane's ceiling for the query and
+    its mean body length -- its own namespace only."""
+
+    ceilings: dict[int, float]
+    average_length: dict[int, float]
+
+    def share(self, strength: float, lane: int) -> float:
+        ceiling = self.ceilings.get(lane, 0.0)
+        return min(1.0, strength / ceiling) if ceiling > 0 else 0.0
 
 
 def _average_lengths(totals: dict[int, tuple[int, int]], added: dict[int, tuple[int, int]]) -> dict[int, float]:
-    """Each lane's mean body length as it will be once the queued facts are in: the word
-    score's length factor compares a text with its own namespace only."""
+    """Each lane's mean body length, with `added` (memories, characters) counted in."""
     averages: dict[int, float] = {}
     for lane in totals.keys() | added.keys():
         rows, chars = totals.get(lane, (0, 0))
@@ -236,28 +266,44 @@ class _Scorer:
     def __init__(
         self,
         params: SearchParams,
-        average_length: dict[int, float],
-        ceilings: dict[int, float],
+        indexed: _LaneStatistics,
+        queued: _LaneStatistics,
         dense: bool,
         lexical: bool,
         now: float,
         content_word: bool,
     ) -> None:
         self.p = params
-        self.average_length = average_length  # per lane
-        self.ceilings = ceilings  # per lane
+        # A memory is scored over its lane's statistics as they are; a queued fact over those
+        # its lane will have once the queue is in (what it will score as a memory). Scoring
+        # the memories over the projected figures would move them while a job waits.
+        self.indexed = indexed
+        self.queued = queued
         self.dense = dense
         self.lexical = lexical
         self.now = now
         self.content_word = content_word  # a word match means the fact shares a content word
 
-    def lexical_score(self, strength: float | None, length: int, lane: int) -> float:
+    def lexical_score(self, strength: float | None, length: int, lane: int, pending: bool = False) -> float:
         if strength is None:
             return 0.0
-        average = self.average_length.get(lane, 0.0)
+        stats = self.queued if pending else self.indexed
+        average = stats.average_length.get(lane, 0.0)
         factor = min(1.0, length / average) if average > 0 else 1.0
-        ceiling = self.ceilings.get(lane, 0.0)
-        return (min(1.0, strength / ceiling) if ceiling > 0 else 0.0) * factor
+        return stats.share(strength, lane) * factor
+
+    def bound(self, lanes: Sequence[int], nearest: _Nearest | None, strength: float | None) -> float:
+        """The most any memory the pools have not reached yet could score: its cosine is at most
+        its lane's k-th nearest (none beyond an exhausted lane), its word strength at most the
+        weakest match fetched (none when the word matches are exhausted), and the length factor
+        at most 1. Once the limit-th distinct fact scores at least this, a wider pool cannot
+        change the answer."""
+        best = 0.0
+        for lane in lanes:
+            front = nearest.frontier.get(lane) if self.dense and nearest is not None else None
+            share = self.indexed.share(strength, lane) if self.lexical and strength is not None else 0.0
+            best = max(best, self(front, share))
+        return best
 
     def __call__(self, cosine: float | None, lexical: float) -> float:
         dense = min(1.0, max(0.0, cosine)) if cosine is not None else 0.0
@@ -268,7 +314,8 @@ class _Scorer:
         return score
 
     def score(self, hit: Hit, lane: int, cosine: float | None, strength: float | None) -> _Scored:
-        relevance = self(cosine, self.lexical_score(strength, len(hit.text), lane) if self.lexical else 0.0)
+        lexical = self.lexical_score(strength, len(hit.text), lane, hit.pending) if self.lexical else 0.0
+        relevance = self(cosine, lexical)
         matched = self.lexical and self.content_word and strength is not None
         cosine = cosine if self.dense else None
         return _Scored(self.recency(replace(hit, score=relevance, matched=matched, cosine=cosine)), relevance, matched)
@@ -279,6 +326,15 @@ class _Scorer:
         age_days = max(0.0, self.now - hit.when) / 86400
         decay = math.pow(0.5, age_days / self.p.recency_half_life_days)
         return replace(hit, score=hit.score * (0.5 + 0.5 * decay))
+
+    def floor(self, words_left: bool) -> float:
+        """The least score a fact not found yet would need to be kept: with words left to find,
+        a word match is kept whatever its score (unless min_score says otherwise)."""
+        if self.p.min_score is not None:
+            return self.p.min_score
+        if words_left and self.lexical and self.content_word:
+            return 0.0
+        return self.p.min_relevance
 
     def keeps(self, scored: _Scored) -> bool:
         """min_score when the caller gave one; else relevant: a word match, or a score that
@@ -334,14 +390,14 @@ async def search(
 
     # The word search needs no query vector: it runs on the reader while another thread
     # embeds the query and scans the lanes' vectors (searches is None before any vector).
-    def embed_and_scan() -> tuple[np.ndarray | None, tuple[dict[int, float], bool] | None]:
+    def embed_and_scan() -> tuple[np.ndarray | None, _Nearest | None]:
         assert embedder is not None  # only called when dense
         vector = embedder.embed_query(params.query)
         if not readable(vector):  # a query the model cannot read: its words are all there is
             return None, None
-        return vector, _nearest(searches, vector, k) if searches is not None else None
+        return vector, _nearest(lanes, searches, vector, k) if searches is not None else None
 
-    async def dense_side() -> tuple[np.ndarray | None, tuple[dict[int, float], bool] | None]:
+    async def dense_side() -> tuple[np.ndarray | None, _Nearest | None]:
         return await anyio.to_thread.run_sync(embed_and_scan) if dense else (None, None)
 
     first, (query_vector, nearest) = await side_by_side(
@@ -351,8 +407,8 @@ async def search(
         return await search(store, None, lanes, replace(params, mode="lexical"), pending, unindexed)
     scorer = _Scorer(
         params,
-        _average_lengths(totals, first.added),
-        first.ceilings,
+        _LaneStatistics(first.indexed_ceilings, _average_lengths(totals, {})),
+        _LaneStatistics(first.ceilings, _average_lengths(totals, first.added)),
         dense=query_vector is not None,
         lexical=bool(terms),
         now=time.time(),
@@ -389,12 +445,13 @@ async def search(
     while True:
         ranks, words_exhausted = lexical if lexical is not None else await store.read(_lexical, lanes, terms, k)
         if nearest is None and searches is not None and query_vector is not None:  # a wider pool
-            nearest = await anyio.to_thread.run_sync(_nearest, searches, query_vector, k)
+            nearest = await anyio.to_thread.run_sync(_nearest, lanes, searches, query_vector, k)
         found = await store.read(
             _candidates, lanes, query_vector if searches is not None else None, ranks, nearest, known
         )
-        exhausted = words_exhausted and (nearest is None or nearest[1])
-        lexical = nearest = known = None  # a wider pool searches again
+        exhausted = words_exhausted and (nearest is None or nearest.exhausted)
+        weakest = None if words_exhausted or not ranks else min(ranks.values())
+        bound = scorer.bound(lanes, nearest, weakest)
         by_rowid = {c.row.pk: c for c in found}
         for rowid, (row, cosine) in waiting.items():  # scored here: the kNN cannot see them
             seen = by_rowid.get(rowid)
@@ -408,10 +465,12 @@ async def search(
         hits = await _in_window(store, scorer, scored)
         ranked = sorted([*hits, *(s.hit for s in extra)], key=_rank)
         groups = group_duplicates(ranked)
-        if len(groups) >= params.limit or exhausted or k >= MAX_K:
+        full = len(groups) >= params.limit and list(groups.values())[params.limit - 1][0].score >= bound
+        if full or bound < scorer.floor(not words_exhausted) or exhausted or k >= MAX_K:
             chosen = list(groups.items())[: params.limit]
             stored, queued = await store.read(_stored_copies, lanes, chosen, params.since, params.until)
             return [survivor(key, group, {}, stored.get(key), queued) for key, group in chosen]
+        lexical = nearest = known = None  # a wider pool searches again
         k = min(MAX_K, k * 4)
 
 
