@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 import sqlite3
 from collections.abc import Sequence
@@ -9,8 +10,10 @@ from collections.abc import Sequence
 from ...records import Job
 from ..leases import holder_is_dead
 from ..records import JobWithdrawn, Lane, QueuedJob
-from . import fts
+from . import fts, migrations
 from .database import transaction
+
+log = logging.getLogger(__name__)
 
 _JOB_COLUMNS = (
     "id, owner, namespace, text, idempotency_key, status, attempts, decision, memory_id, error, created_at, updated_at,"
@@ -179,8 +182,11 @@ def has_due_jobs(conn: sqlite3.Connection, now: float) -> bool:
 
 
 def claim_lane(conn: sqlite3.Connection, holder: str, lease_s: float, now: float) -> Lane | None:
-    """Lease one lane that has due jobs and no live lease; the oldest waiting work first."""
+    """Lease one lane that has due jobs and no live lease; the oldest waiting work first.
+    None once a newer memwal-mcp has migrated the file: its jobs are left queued for it."""
     with transaction(conn):
+        if _outdated(conn):
+            return None
         rows = conn.execute(
             "SELECT l.id, l.owner, l.namespace, l.lease_holder, l.lease_expires_at"
             " FROM (SELECT lane_id, MIN(seq) AS first FROM remember_jobs"
@@ -200,11 +206,25 @@ def claim_lane(conn: sqlite3.Connection, holder: str, lease_s: float, now: float
 
 
 def renew_lease(conn: sqlite3.Connection, lane: int, holder: str, until: float) -> bool:
-    """Extend our lease; False if it was lost (expired and taken by another worker)."""
+    """Extend our lease; False if it was lost (expired and taken by another worker), or if a
+    newer memwal-mcp has migrated the file meanwhile (curation then stops as on a lost lease,
+    before it writes anything, instead of failing jobs on tables that changed)."""
+    if _outdated(conn):
+        return False
     cursor = conn.execute(
         "UPDATE lanes SET lease_expires_at = ? WHERE id = ? AND lease_holder = ?", (until, lane, holder)
     )
     return cursor.rowcount == 1
+
+
+def _outdated(conn: sqlite3.Connection) -> bool:
+    if not migrations.upgraded_since(conn):
+        return False
+    log.error(
+        "a newer memwal-mcp has upgraded this database; this server no longer curates (its jobs stay queued "
+        "for the newer version): restart it with the newer memwal-mcp"
+    )
+    return True
 
 
 def release_lease(conn: sqlite3.Connection, lane: int, holder: str) -> None:

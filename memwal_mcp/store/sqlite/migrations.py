@@ -6,6 +6,7 @@ leaves the database at the previous version. Shipped migrations are never edited
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 import time
@@ -52,6 +53,19 @@ def load_migrations(folder: Path | None = None) -> list[Migration]:
     if len(set(versions)) != len(versions):
         raise ValueError(f"two migrations share a number in {folder}")
     return found
+
+
+@functools.cache
+def shipped_version() -> int:
+    """The newest migration this version ships."""
+    return max((m.version for m in load_migrations()), default=0)
+
+
+def upgraded_since(conn: sqlite3.Connection) -> bool:
+    """Whether a newer memwal-mcp has migrated the file since this process opened it (a server
+    left running through an upgrade): its writes would be to tables that changed."""
+    (newest,) = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
+    return bool(newest > shipped_version())
 
 
 def _split_statements(sql: str) -> list[str]:
