@@ -113,7 +113,7 @@ class RecallSettings(BaseModel):
         "(a call's min_score replaces the rule).",
     )
     context_share: float = Field(
-        0.5,
+        0.7,
         ge=0,
         le=1,
         description="Hybrid: a conversation turn that answers the one stored before it (which asks a question), or "

@@ -76,6 +76,9 @@ EMBED_CHARS = 16_000
 # the turns right after this many best candidates join the pool; what marks a question.
 CONTEXT_WORDS = 12
 CONTEXT_NEXT = 10
+# Only a lane's best candidates are read in context (reading all ~200 cost 2-5 ms a recall):
+# one further down would need a predecessor far above it to reach the first hits.
+CONTEXT_POOL = 40
 QUESTION_MARKS = "?？؟"
 _WORD = re.compile(r"\w+")
 
@@ -465,13 +468,14 @@ def _in_context(
     A turn still queued is scored on its own until it is curated."""
     rows = {pk: row for pk, (row, _) in candidates.items()}
     pool = {pk: scored for pk, (_, scored) in candidates.items()}
-    adjacent = reader.adjacent(list(rows))
-    before = {pk: pair[0] for pk, pair in adjacent.items() if pair[0] is not None}
     by_lane: dict[int, list[int]] = {}
     for pk in sorted(rows, key=lambda pk: (-pool[pk].relevance, pk)):
         by_lane.setdefault(rows[pk].lane, []).append(pk)
+    # Per lane, so that what one lane's memories get never depends on another lane.
+    adjacent = reader.adjacent([pk for best in by_lane.values() for pk in best[:CONTEXT_POOL]])
+    before = {pk: pair[0] for pk, pair in adjacent.items() if pair[0] is not None}
     joining: dict[int, MemoryRow] = {}
-    for best in by_lane.values():  # per lane, so that what joins from one lane never depends on another
+    for best in by_lane.values():
         for pk in best[:CONTEXT_NEXT]:
             after = adjacent[pk][1] if pk in adjacent else None
             if after is not None and after.pk not in pool and _linked(scorer, after, rows[pk]):
