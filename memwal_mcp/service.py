@@ -245,6 +245,8 @@ class MemoryService:
             recency_half_life_days=recall.recency_half_life_days,
             min_relevance=recall.min_relevance,
             repeats_fold=self.settings.curation.enabled,
+            context_share=recall.context_share,
+            context_gap_s=recall.context_gap_s,
         )
         hits = await search(self._store, embedder, lanes, params, pending, self._unindexed)
         return RecallResult(text, count, scope, hits)

@@ -9,7 +9,8 @@ vector) and its BM25 strength -- and one score in [0, 1]:
              s = the text match's strength (BM25); s_max = the lane's ceiling for the query (the
              BM25 of a memory holding every query term at a saturating frequency: (k1 + 1) x the
              terms' idf); len = the text's length in characters, avg_len = the mean of the lane's memories
-    hybrid   score = w * dense + (1 - w) * lexical, w = `dense_weight`
+    hybrid   score = w * dense + (1 - w) * lexical, w = `dense_weight`, then for conversation
+             turns, context from the turn before (_in_context; `context_share`)
 
 The length factor discounts word matches in texts shorter than is usual in the
 lane: BM25 rewards a short text that shares one rare word with the query far more
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -55,7 +57,7 @@ from ..records import Hit
 from ..store import Store, StoreReader, VectorSearch
 from ..store.records import KeyCopies, MemoryRow, QueuedJob, QueuedText
 from .collapse import group_duplicates, survivor
-from .lexical import content_terms, has_content_word
+from .lexical import STOPWORDS, content_terms, has_content_word
 from .unindexed_vectors import UnindexedVectors
 
 log = logging.getLogger(__name__)
@@ -73,6 +75,15 @@ MAX_QUEUED_JOBS = 50_000
 # beside a busy worker (256 long queued facts took 23-37 s). Vectors already cached are free.
 EMBED_TEXTS = 32
 EMBED_CHARS = 16_000
+# Context (_in_context): a turn with this many content words or more says enough on its own;
+# the turns right after this many best candidates join the pool; what marks a question.
+CONTEXT_WORDS = 12
+CONTEXT_NEXT = 10
+# Only a lane's best candidates are read in context (reading all ~200 cost 2-5 ms a recall):
+# one further down would need a predecessor far above it to reach the first hits.
+CONTEXT_POOL = 40
+QUESTION_MARKS = "?？؟"
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +100,8 @@ class SearchParams:
     recency_half_life_days: float = 30.0
     min_relevance: float = 0.0  # without min_score: the least score of a fact that shares no query word
     repeats_fold: bool = True  # curation folds a repeat of a memory's normalized text into it
+    context_share: float = 0.0  # hybrid: how far a turn rises towards the one before it (see _in_context)
+    context_gap_s: float = 1800.0  # the most time between two turns of one conversation
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,6 +333,15 @@ class _Scorer:
         cosine = cosine if self.dense else None
         return _Scored(self.recency(replace(hit, score=relevance, matched=matched, cosine=cosine)), relevance, matched)
 
+    def rescored(self, scored: _Scored, relevance: float) -> _Scored:
+        return _Scored(self.recency(replace(scored.hit, score=relevance)), relevance, scored.matched)
+
+    @property
+    def in_context(self) -> bool:
+        """Whether turns borrow from the turn before them: hybrid only (dense and lexical are
+        the single signals, kept pure to compare with)."""
+        return self.dense and self.lexical and self.p.context_share > 0
+
     def recency(self, hit: Hit) -> Hit:
         if not self.p.prefer_recent:
             return hit
@@ -461,6 +483,9 @@ async def search(
         scored = [
             (c.row.pk, scorer.score(_hit(c.row, 0.0), c.row.lane, c.cosine, c.strength)) for c in by_rowid.values()
         ]
+        if scorer.in_context:
+            pool = {pk: (by_rowid[pk].row, s) for pk, s in scored}
+            scored = await store.read(_in_context, lanes, scorer, query_vector, terms, words_exhausted, pool)
         scored = [(pk, s) for pk, s in scored if scorer.keeps(s)]
         hits = await _in_window(store, scorer, scored)
         ranked = sorted([*hits, *(s.hit for s in extra)], key=_rank)
@@ -472,6 +497,113 @@ async def search(
             return [survivor(key, group, {}, stored.get(key), queued) for key, group in chosen]
         lexical = nearest = known = None  # a wider pool searches again
         k = min(MAX_K, k * 4)
+
+
+def _in_context(
+    reader: StoreReader,
+    lanes: Sequence[int],
+    scorer: _Scorer,
+    query_vector: np.ndarray | None,
+    terms: list[str],
+    words_exhausted: bool,
+    candidates: dict[int, tuple[MemoryRow, _Scored]],
+) -> list[tuple[int, _Scored]]:
+    """Conversation turns scored with the turn before them.
+
+    A turn often means something only after the one before it: "Thirteen, if you can believe
+    it!" answers "How old is your cat now?", and neither signal connects it to "How old is
+    Owen's cat?". So a memory whose predecessor in its lane (the memory created just before
+    it) happened at most `context_gap_s` earlier, and that answers it (the predecessor asks a
+    question) or says little itself (fewer than CONTEXT_WORDS content words), rises by
+    `context_share` x need of the gap up to the predecessor's score:
+
+        s' = s + context_share x need x max(0, s_before - s)
+
+    need = 1 for an answer, else 1 - words / CONTEXT_WORDS. It only raises a score, never
+    above the predecessor's, so scores stay in [0, 1]; both memories are of one namespace, so
+    a score still depends on its own namespace only; memories without `occurred_at` (an
+    agent's facts, mostly) are never linked. The turns right after the best candidates join
+    the pool: an answer that shares nothing with the query is otherwise never a candidate.
+    A turn still queued is scored on its own until it is curated."""
+    rows = {pk: row for pk, (row, _) in candidates.items()}
+    pool = {pk: scored for pk, (_, scored) in candidates.items()}
+    by_lane: dict[int, list[int]] = {}
+    for pk in sorted(rows, key=lambda pk: (-pool[pk].relevance, pk)):
+        by_lane.setdefault(rows[pk].lane, []).append(pk)
+    # Per lane, so that what one lane's memories get never depends on another lane.
+    adjacent = reader.adjacent([pk for best in by_lane.values() for pk in best[:CONTEXT_POOL]])
+    before = {pk: pair[0] for pk, pair in adjacent.items() if pair[0] is not None}
+    joining: dict[int, MemoryRow] = {}
+    for best in by_lane.values():
+        for pk in best[:CONTEXT_NEXT]:
+            after = adjacent[pk][1] if pk in adjacent else None
+            if after is not None and after.pk not in pool and _linked(scorer, after, rows[pk]):
+                joining[after.pk] = after
+                before[after.pk] = rows[pk]
+    rows.update(joining)
+    # Predecessors outside the pool are scored too (not returned: their own predecessors are not looked up).
+    unseen = {p.pk: p for pk, p in before.items() if p.pk not in pool and pk in rows and _linked(scorer, rows[pk], p)}
+    scored = {**pool, **_score_rows(reader, lanes, scorer, query_vector, terms, words_exhausted, {**unseen, **joining})}
+    out: list[tuple[int, _Scored]] = []
+    for pk, row in rows.items():
+        own = scored[pk]
+        prior = before.get(pk)
+        gap = scored[prior.pk].relevance - own.relevance if prior is not None and prior.pk in scored else 0.0
+        need = _linked(scorer, row, prior) if prior is not None and gap > 0 else 0.0
+        if need > 0:
+            own = scorer.rescored(own, own.relevance + scorer.p.context_share * need * gap)
+        out.append((pk, own))
+    return out
+
+
+def _linked(scorer: _Scorer, row: MemoryRow, before: MemoryRow) -> float:
+    """How much `row` takes from the memory stored before it: 0 unless both happened within
+    context_gap_s of each other (turns of one conversation), else its need."""
+    if row.occurred_at is None or before.occurred_at is None:
+        return 0.0
+    if abs(row.occurred_at - before.occurred_at) > scorer.p.context_gap_s:
+        return 0.0
+    return _need(row.body, before.body)
+
+
+def _need(text: str, before: str) -> float:
+    """How much a turn needs the one before it: all of it when that one asks a question (an
+    answer leaves out what the question said), else the less the turn says the more."""
+    if any(mark in before for mark in QUESTION_MARKS):
+        return 1.0
+    words: set[str] = set()
+    for match in _WORD.finditer(text.casefold()):
+        if match.group() not in STOPWORDS:
+            words.add(match.group())
+            if len(words) >= CONTEXT_WORDS:
+                return 0.0
+    return 1.0 - len(words) / CONTEXT_WORDS
+
+
+def _score_rows(
+    reader: StoreReader,
+    lanes: Sequence[int],
+    scorer: _Scorer,
+    query_vector: np.ndarray | None,
+    terms: list[str],
+    words_exhausted: bool,
+    rows: dict[int, MemoryRow],
+) -> dict[int, _Scored]:
+    """Both signals of memories neither search reached, scored as any candidate. When the word
+    search returned every match, a memory it did not return matches no query word."""
+    cosines: dict[int, float] = {}
+    by_lane: dict[int, list[int]] = {}
+    for pk, row in rows.items():
+        by_lane.setdefault(row.lane, []).append(pk)
+    if query_vector is not None:
+        for lane, pks in by_lane.items():
+            cosines.update(reader.cosines(lane, query_vector, pks))
+    strengths: dict[int, float] = {}
+    if terms and rows and not words_exhausted:
+        # One wide word search, not text_strengths: FTS5 scores every match for either, but a
+        # MATCH restricted to some rowids took 20-30 ms here against a few for the whole lane.
+        strengths = {pk: strength for pk, strength in reader.text_search(lanes, terms, MAX_K)[0] if pk in rows}
+    return {pk: scorer.score(_hit(row, 0.0), row.lane, cosines.get(pk), strengths.get(pk)) for pk, row in rows.items()}
 
 
 def _stored_copies(

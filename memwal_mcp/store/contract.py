@@ -126,6 +126,11 @@ class StoreReader(Protocol):
     def memories_by_pk(self, pks: Sequence[int]) -> dict[int, MemoryRow]:
         """Live memories by key; a key that is not live is missing from the answer."""
 
+    def adjacent(self, pks: Sequence[int]) -> dict[int, tuple[MemoryRow | None, MemoryRow | None]]:
+        """For each of these live memories, the live memories of its lane created just before
+        and just after it (by created_at, then pk): a chat turn's neighbours, when turns are
+        remembered in order. A key that is not live is missing from the answer."""
+
     def memory_by_id(self, owner: str, memory_id: str) -> tuple[MemoryRow, str, str | None] | None:
         """(row, status, retired into) of any memory of the owner with that public id."""
 

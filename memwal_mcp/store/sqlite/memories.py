@@ -265,6 +265,33 @@ def memories_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[i
     return {row[0]: MemoryRow(*row) for row in rows}
 
 
+def adjacent(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[MemoryRow | None, MemoryRow | None]]:
+    """rowid -> (the live memory of its lane created just before it, just after it); each a
+    seek on memories_lane_created, whose entries end in the rowid."""
+    if not rowids:
+        return {}
+    wanted = sorted(set(rowids))
+    marks = ",".join("?" * len(wanted))
+    pairs = conn.execute(
+        f"""SELECT m.rowid,
+                (SELECT p.rowid FROM memories p
+                  WHERE p.lane_id = m.lane_id AND p.status = 'live' AND (p.created_at, p.rowid) < (m.created_at, m.rowid)
+                  ORDER BY p.created_at DESC, p.rowid DESC LIMIT 1),
+                (SELECT n.rowid FROM memories n
+                  WHERE n.lane_id = m.lane_id AND n.status = 'live' AND (n.created_at, n.rowid) > (m.created_at, m.rowid)
+                  ORDER BY n.created_at, n.rowid LIMIT 1)
+            FROM memories m WHERE m.status = 'live' AND m.rowid IN ({marks})""",
+        wanted,
+    ).fetchall()
+    rows = memories_by_rowid(
+        conn, sorted({pk for _, before, after in pairs for pk in (before, after) if pk is not None})
+    )
+    return {
+        pk: (rows.get(before) if before is not None else None, rows.get(after) if after is not None else None)
+        for pk, before, after in pairs
+    }
+
+
 def memory_by_id(conn: sqlite3.Connection, owner: str, memory_id: str) -> tuple[MemoryRow, str, str | None] | None:
     """(row, status, retired_into) of the owner's memory with this id, whatever its status."""
     row = conn.execute(

@@ -102,6 +102,9 @@ class SQLiteReader:
     def memories_by_pk(self, pks: Sequence[int]) -> dict[int, MemoryRow]:
         return memories.memories_by_rowid(self.conn, pks)
 
+    def adjacent(self, pks: Sequence[int]) -> dict[int, tuple[MemoryRow | None, MemoryRow | None]]:
+        return memories.adjacent(self.conn, pks)
+
     def memory_by_id(self, owner: str, memory_id: str) -> tuple[MemoryRow, str, str | None] | None:
         return memories.memory_by_id(self.conn, owner, memory_id)
 
