@@ -20,8 +20,10 @@ from . import fts
 from .vectors import _blob, vector_table
 
 _MEMORY_COLUMNS = (
-    "rowid, id, owner, namespace, body, occurrences, created_at, updated_at, occurred_at, lane_id, norm_key"
+    "rowid, id, owner, namespace, body, occurrences, created_at, updated_at, occurred_at, lane_id, norm_key,"
+    " expires_at, superseded_by"
 )
+_ROW_FIELDS = 13
 
 
 def new_memory_id() -> str:
@@ -266,14 +268,19 @@ def memories_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[i
 
 
 def memory_by_id(conn: sqlite3.Connection, owner: str, memory_id: str) -> tuple[MemoryRow, str, str | None] | None:
-    """(row, status, retired_into) of the owner's memory with this id, whatever its status."""
+    """(row, status, retired_into) of the owner's memory with this id, whatever its status; a
+    retired memory that was replaced rather than merged is 'superseded'."""
     row = conn.execute(
         f"SELECT {_MEMORY_COLUMNS}, status, retired_into FROM memories WHERE owner = ? AND id = ?",
         (owner, memory_id),
     ).fetchone()
     if row is None:
         return None
-    return MemoryRow(*row[:11]), row[11], row[12]
+    memory = MemoryRow(*row[:_ROW_FIELDS])
+    status = row[_ROW_FIELDS]
+    if status == "retired" and memory.superseded_by is not None:
+        status = "superseded"
+    return memory, status, row[_ROW_FIELDS + 1]
 
 
 def list_memories(
@@ -283,10 +290,19 @@ def list_memories(
     before: tuple[float, str] | None,
     since: float | None,
     limit: int,
+    live_at: float | None = None,
+    superseded: bool = False,
 ) -> list[MemoryRow]:
-    """The owner's live memories, newest first, after the (created_at, id) position `before`."""
-    clauses: list[str] = ["owner = ?", "status = 'live'"]
+    """The owner's live memories, newest first, after the (created_at, id) position `before`;
+    with `live_at`, not those expired by then; with `superseded`, the superseded ones too."""
+    clauses: list[str] = [
+        "owner = ?",
+        "(status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL))" if superseded else "status = 'live'",
+    ]
     params: list[object] = [owner]
+    if live_at is not None:
+        clauses.append("(expires_at IS NULL OR expires_at > ?)")
+        params.append(live_at)
     if namespace is not None:
         clauses.append("namespace = ?")
         params.append(namespace)
@@ -305,3 +321,28 @@ def list_memories(
         (*params, limit),
     ).fetchall()
     return [MemoryRow(*row) for row in rows]
+
+
+def expired_memories(conn: sqlite3.Connection, owner: str, now: float, limit: int) -> list[str]:
+    """Ids of the owner's live memories expired by `now`, soonest expired first."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM memories WHERE owner = ? AND status = 'live' AND expires_at IS NOT NULL"
+            " AND expires_at <= ? ORDER BY expires_at, id LIMIT ?",
+            (owner, now, limit),
+        )
+    ]
+
+
+def superseded_in(conn: sqlite3.Connection, lanes: Sequence[int], limit: int) -> list[MemoryRow]:
+    """The superseded memories of each lane, most recently superseded first, at most `limit` per lane."""
+    found: list[MemoryRow] = []
+    for lane in lanes:
+        rows = conn.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE lane_id = ? AND status = 'retired'"
+            " AND superseded_by IS NOT NULL ORDER BY updated_at DESC, rowid DESC LIMIT ?",
+            (lane, limit),
+        ).fetchall()
+        found.extend(MemoryRow(*row) for row in rows)
+    return found
