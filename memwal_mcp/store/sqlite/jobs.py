@@ -376,14 +376,16 @@ def mark_done(conn: sqlite3.Connection, job_id: str, decision: str, memory_id: s
     if len(done) != 1:
         raise JobWithdrawn(f"job {job_id} left the queue while it was curated; nothing of it is applied")
     owner, expires_at, supersedes = done[0]
+    # Each statement matches no row in the common case (no expiry anywhere), so it writes nothing.
     if decision == "created":
-        conn.execute("UPDATE memories SET expires_at = ? WHERE id = ?", (expires_at, memory_id))
-    else:
-        # Said again, the fact holds until the later of the two ends; said without an end, it has none.
+        if expires_at is not None:
+            conn.execute("UPDATE memories SET expires_at = ? WHERE id = ?", (expires_at, memory_id))
+    elif expires_at is None:  # said again without an end: it has none
+        conn.execute("UPDATE memories SET expires_at = NULL WHERE id = ? AND expires_at IS NOT NULL", (memory_id,))
+    else:  # said again with an end: it holds until the later one
         conn.execute(
-            "UPDATE memories SET expires_at = CASE WHEN expires_at IS NULL OR ? IS NULL THEN NULL"
-            " ELSE MAX(expires_at, ?) END WHERE id = ?",
-            (expires_at, expires_at, memory_id),
+            "UPDATE memories SET expires_at = ? WHERE id = ? AND expires_at IS NOT NULL AND expires_at < ?",
+            (expires_at, memory_id, expires_at),
         )
     replaced = [other for other in ids_of(supersedes) if other != memory_id]
     if replaced:
