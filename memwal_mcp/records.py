@@ -83,6 +83,8 @@ class Hit:
     expires_at: float | None = None
     # Set on a superseded memory (found with include_superseded): the memory that replaced it.
     superseded_by: str | None = None
+    # The other memories with the same normalized text, folded into this hit.
+    collapsed_ids: tuple[str, ...] = ()
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and self.expires_at <= now
@@ -101,6 +103,9 @@ class RecallResult:
     hits: list[Hit] = field(default_factory=list)
     # False when the query has no word or number to search for (so nothing can be relevant).
     searchable: bool = True
+    # With a character budget: relevant hits found but left out because the reply would exceed it.
+    max_chars: int | None = None
+    omitted: int = 0
 
     @property
     def collapsed(self) -> int:

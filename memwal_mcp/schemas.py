@@ -175,6 +175,9 @@ class HitOut(BaseModel):
     superseded_by: str | None = Field(
         None, description="The memory that replaced this one (returned because include_superseded was set)"
     )
+    collapsed_ids: list[str] = Field(
+        [], description="Ids of the other stored memories with the same normalized text, folded into this hit"
+    )
 
     @classmethod
     def of(cls, hit: Hit) -> HitOut:
@@ -192,6 +195,7 @@ class HitOut(BaseModel):
             expires_at=_opt_iso(hit.expires_at),
             expired=hit.expired(time.time()),
             superseded_by=hit.superseded_by,
+            collapsed_ids=list(hit.collapsed_ids),
         )
 
 
@@ -201,6 +205,7 @@ class RecallOut(BaseModel):
     namespace: str
     collapsed: int = Field(description="Copies folded across all hits (the sum of their copies)")
     hits: list[HitOut]
+    omitted: int = Field(0, description="Relevant hits left out to keep the reply within max_chars")
 
     @classmethod
     def of(cls, result: RecallResult) -> RecallOut:
@@ -210,6 +215,7 @@ class RecallOut(BaseModel):
             namespace=result.namespace,
             collapsed=result.collapsed,
             hits=[HitOut.of(hit) for hit in result.hits],
+            omitted=result.omitted,
         )
 
 

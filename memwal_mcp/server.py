@@ -421,6 +421,10 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         include_superseded: Annotated[
             bool | None, Field(description="Also return facts another fact superseded (marked superseded_by)")
         ] = False,
+        max_chars: Annotated[
+            int | None,
+            Field(description="Keep the hit lines within this many characters: the best hits that fit, and a count"),
+        ] = None,
     ) -> Annotated[CallToolResult, RecallOut]:
         """Find remembered facts relevant to a query, best first. Identical copies of a fact
         are collapsed into one hit with a note saying how many were folded, and the reply
@@ -438,6 +442,7 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
                 prefer_recent,
                 include_expired,
                 include_superseded,
+                max_chars,
             )
         )
         return _reply(recall_text(result), RecallOut.of(result))

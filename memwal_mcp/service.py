@@ -24,6 +24,7 @@ from .curation.worker import CurationWorker
 from .embedding import Embedder, LazyEmbedder
 from .errors import EmbeddingError, IdempotencyKeyReused, InvalidInput, NotFound
 from .normalize import norm_key
+from .recall.format import fit
 from .recall.lexical import searchable
 from .recall.search import SearchParams, search
 from .recall.unindexed_vectors import UnindexedVectors
@@ -316,8 +317,10 @@ class MemoryService:
         prefer_recent: object = False,
         include_expired: object = False,
         include_superseded: object = False,
+        max_chars: object = None,
     ) -> RecallResult:
         text = validation.query(query, self.settings.limits.max_query_bytes)
+        budget = validation.max_chars(max_chars)
         count = validation.limit(limit, self.settings.recall.default_limit)
         scope = validation.namespace_scope(namespace)
         floor = validation.min_score(min_score)
@@ -351,7 +354,7 @@ class MemoryService:
             include_superseded=superseded,
         )
         hits = await search(self._store, embedder, lanes, params, pending, self._unindexed)
-        return RecallResult(text, count, scope, hits)
+        return fit(RecallResult(text, count, scope, hits), budget)
 
     async def _lanes(self, owner: str, scope: str) -> list[int]:
         return [

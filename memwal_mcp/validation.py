@@ -292,6 +292,17 @@ def memory_ids(value: object, name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(value))
 
 
+MAX_CHARS = 1_000_000
+
+
+def max_chars(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CHARS:
+        raise InvalidInput(f"max_chars must be an integer from 1 to {MAX_CHARS}, got {show(value)}")
+    return value
+
+
 def flag(value: object, name: str) -> bool:
     if value is None:
         return False

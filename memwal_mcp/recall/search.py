@@ -429,8 +429,14 @@ async def search(
         if len(groups) >= params.limit or exhausted or k >= MAX_K:
             chosen = list(groups.items())[: params.limit]
             stored, queued = await store.read(_stored_copies, lanes, chosen, params.since, params.until)
-            return [survivor(key, group, {}, stored.get(key), queued) for key, group in chosen]
+            return [_named(survivor(key, group, {}, stored.get(key), queued), stored.get(key)) for key, group in chosen]
         k = min(MAX_K, k * 4)
+
+
+def _named(hit: Hit, copies: KeyCopies | None) -> Hit:
+    """The hit with the ids of the other stored memories of its text (what it folded)."""
+    ids = tuple(i for i in copies.ids if i != hit.id) if copies is not None else ()
+    return replace(hit, collapsed_ids=ids) if ids else hit
 
 
 def _stored_copies(

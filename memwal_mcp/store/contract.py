@@ -142,7 +142,8 @@ class StoreReader(Protocol):
     ) -> dict[str, KeyCopies]:
         """For each normalized text with a live memory in the lanes, how many copies of it are
         stored (memories, and repeats recorded on them), each counted when its own instant falls
-        in [since, until]: how many copies a hit stands for, never which memory is in a window."""
+        in [since, until]: how many copies a hit stands for, never which memory is in a window.
+        `ids` names the memories counted in `rows`, oldest first."""
 
     def repeats_in_window(self, pks: Sequence[int], since: float | None, until: float | None) -> dict[int, float]:
         """pk -> the latest instant (occurred_at, else when remembered) of a repeat recorded on

@@ -67,6 +67,7 @@ class KeyCopies:
     rows: int  # live memories with that text
     occurrences: int  # exact repeats recorded on them
     folded_by_llm: int  # proposals a curation model folded into them (SKIP)
+    ids: tuple[str, ...] = ()  # the public ids of the `rows` memories
 
     @property
     def total(self) -> int:

@@ -1,4 +1,5 @@
-"""Expiry, supersede, bulk insert and analyze requests: what every backend must do with them."""
+"""Expiry, supersede, bulk insert, analyze requests and the ids behind a collapse: what every
+backend must do with them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from memwal_mcp.errors import InvalidInput, NotFound
+from memwal_mcp.normalize import norm_key
 from memwal_mcp.records import ANALYZED
 from memwal_mcp.store import Store, StoreReader, StoreWriter
 from memwal_mcp.store.records import JobRequest, KeyReused
@@ -261,3 +263,21 @@ async def test_export_and_import_carry_expiry_supersede_and_sources(
     assert await target.read(everything) == exported
     found = await target.read(lambda r: r.memory_by_id("alice", memories["Old address: Paris"].id))
     assert found is not None and found[1] == "superseded"
+
+
+async def test_copies_by_key_names_the_memories_it_counts(store: Store) -> None:
+    def build(w: StoreWriter) -> list[Stored]:
+        return [
+            remember(w, "alice", "default", "Standup is at 9:30", at=T0),
+            remember(w, "alice", "default", "standup is at 9:30 ", at=T0 + 10),
+            remember(w, "alice", "work", "Standup is at 9:30", at=T0 + 20),
+            remember(w, "bob", "default", "Standup is at 9:30", at=T0 + 30),
+        ]
+
+    first, second, third, _ = await store.write(build)
+    key = first.job.text.lower()
+    lanes = [first.lane, third.lane]
+    copies = await store.read(lambda r: r.copies_by_key(lanes, [norm_key(key)]))
+    assert copies[norm_key(key)].ids == (first.id, second.id, third.id)  # not bob's
+    windowed = await store.read(lambda r: r.copies_by_key(lanes, [norm_key(key)], T0 + 5, T0 + 25))
+    assert windowed[norm_key(key)].ids == (second.id, third.id)

@@ -209,7 +209,8 @@ def copies_by_key(
         chunk = keys[start : start + 500]
         marks = ",".join(f":k{i}" for i in range(len(chunk)))
         rows = conn.execute(
-            "WITH m AS (SELECT id, norm_key, occurrences, COALESCE(occurred_at, created_at) AS at FROM memories"
+            "WITH m AS (SELECT rowid AS pk, id, norm_key, occurrences, COALESCE(occurred_at, created_at) AS at"
+            " FROM memories"
             f"  WHERE lane_id IN ({lane_marks}) AND status = 'live' AND norm_key IN ({marks})),"
             " j AS (SELECT m.id AS mid, r.decision AS decision, COALESCE(r.occurred_at, r.created_at) AS at"
             "  FROM m JOIN remember_jobs r ON r.memory_id = m.id WHERE r.decision IN (:exact, :llm)),"
@@ -217,16 +218,17 @@ def copies_by_key(
             f"  SUM(decision = :exact AND {_in_window('at')}) AS exact,"
             f"  SUM(decision = :llm AND {_in_window('at')}) AS llm FROM j GROUP BY mid)"
             " SELECT m.norm_key, m.occurrences, COALESCE(t.tracked, 0), COALESCE(t.exact, 0),"
-            f"  COALESCE(t.llm, 0), {_in_window('m.at')} FROM m LEFT JOIN t ON t.mid = m.id",
+            f"  COALESCE(t.llm, 0), {_in_window('m.at')}, m.id FROM m LEFT JOIN t ON t.mid = m.id ORDER BY m.pk",
             {**params, **{f"k{i}": key for i, key in enumerate(chunk)}},
         ).fetchall()
-        for key, occurrences, tracked, exact, llm, row_in_window in rows:
+        for key, occurrences, tracked, exact, llm, row_in_window, memory_id in rows:
             untracked = max(0, occurrences - tracked) if row_in_window else 0
             before = found.get(key, KeyCopies(0, 0, 0))
             found[key] = KeyCopies(
                 before.rows + int(bool(row_in_window)),
                 before.occurrences + exact + untracked,
                 before.folded_by_llm + llm,
+                (*before.ids, memory_id) if row_in_window else before.ids,
             )
     return found
 
