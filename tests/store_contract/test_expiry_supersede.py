@@ -99,13 +99,13 @@ async def test_expiry_comes_from_the_job_and_a_repeat_extends_it(store: Store) -
 
     sale, forever = await store.write(build)
 
-    def listed(r: StoreReader, at: float | None) -> list[str]:
-        return [row.id for row in r.list_memories("alice", None, None, None, 10, at)]
+    def listed(r: StoreReader, at: float | None) -> set[str]:  # both made at T0: in either order
+        return {row.id for row in r.list_memories("alice", None, None, None, 10, at)}
 
     assert (await store.read(lambda r: r.memories_by_pk([sale.pk])))[sale.pk].expires_at == T0 + 100
-    assert await store.read(lambda r: listed(r, T0 + 50)) == [forever.id, sale.id]
-    assert await store.read(lambda r: listed(r, T0 + 100)) == [forever.id]  # expired at its instant
-    assert await store.read(lambda r: listed(r, None)) == [forever.id, sale.id]
+    assert await store.read(lambda r: listed(r, T0 + 50)) == {forever.id, sale.id}
+    assert await store.read(lambda r: listed(r, T0 + 100)) == {forever.id}  # expired at its instant
+    assert await store.read(lambda r: listed(r, None)) == {forever.id, sale.id}
     assert await store.read(lambda r: r.expired_memories("alice", T0 + 100, 10)) == [sale.id]
     assert await store.read(lambda r: r.expired_memories("bob", T0 + 100, 10)) == []
 
