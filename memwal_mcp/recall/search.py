@@ -102,6 +102,8 @@ class SearchParams:
     repeats_fold: bool = True  # curation folds a repeat of a memory's normalized text into it
     context_share: float = 0.0  # hybrid: how far a turn rises towards the one before it (see _in_context)
     context_gap_s: float = 1800.0  # the most time between two turns of one conversation
+    include_expired: bool = False  # memories (and queued facts) past their expires_at are hits too
+    include_superseded: bool = False  # memories another fact superseded are scored too (they left the indexes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,12 +167,18 @@ def _words_first(
     unindexed: bool,
     pending: bool,
     repeats_fold: bool,
+    superseded: bool = False,
 ) -> _WordsFirst:
     """The word search and the rows of its hits; when vectors are searched, the memories
-    still waiting for one; for read-your-writes, the queued jobs with their word scores."""
+    still waiting for one; for read-your-writes, the queued jobs with their word scores;
+    with `superseded`, the superseded memories (outside both indexes) like the waiting ones."""
     ranks, exhausted = _lexical(reader, lanes, terms, k)
     waiting = [row for lane in lanes for row in reader.unembedded_in_lane(lane, MAX_UNINDEXED)] if unindexed else []
     waiting_strength = reader.text_strengths(lanes, terms, [row.pk for row in waiting]) if waiting and terms else {}
+    if superseded and (replaced := reader.superseded_in(lanes, MAX_UNINDEXED)):
+        words = reader.score_queued(lanes, terms, [QueuedText(row.body, row.lane) for row in replaced], False)
+        waiting += replaced
+        waiting_strength.update({row.pk: s for row, s in zip(replaced, words.strengths) if s is not None})
     queued = reader.queued_fairly(lanes, MAX_QUEUED_CHARS, MAX_QUEUED_JOBS) if pending else []
     scored = reader.score_queued(
         lanes,
@@ -365,6 +373,10 @@ class _Scorer:
             return scored.hit.score >= self.p.min_score
         return scored.matched or scored.relevance >= self.p.min_relevance
 
+    def current(self, hit: Hit) -> bool:
+        """Not expired by now, unless expired facts were asked for."""
+        return self.p.include_expired or hit.expires_at is None or hit.expires_at > self.now
+
     @property
     def windowed(self) -> bool:
         return self.p.since is not None or self.p.until is not None
@@ -390,6 +402,8 @@ def _hit(row: MemoryRow, score: float) -> Hit:
         row.updated_at,
         occurred_at=row.occurred_at,
         key=row.norm_key,
+        expires_at=row.expires_at,
+        superseded_by=row.superseded_by,
     )
 
 
@@ -423,7 +437,10 @@ async def search(
         return await anyio.to_thread.run_sync(embed_and_scan) if dense else (None, None)
 
     first, (query_vector, nearest) = await side_by_side(
-        lambda: store.read(_words_first, lanes, terms, k, dense, pending, params.repeats_fold), dense_side
+        lambda: store.read(
+            _words_first, lanes, terms, k, dense, pending, params.repeats_fold, params.include_superseded
+        ),
+        dense_side,
     )
     if dense and query_vector is None and not terms:  # dense asked for, but the model cannot read the query
         return await search(store, None, lanes, replace(params, mode="lexical"), pending, unindexed)
@@ -452,6 +469,7 @@ async def search(
                 pending=True,
                 occurred_at=job.occurred_at,
                 key=key,
+                expires_at=job.expires_at,
             ),
             job.lane_id,
             cosine,
@@ -459,7 +477,7 @@ async def search(
         )
         for job, cosine, strength, key in zip(first.queued, queued_cosines, first.queued_strength, first.queued_keys)
     ]
-    extra = [s for s in extra if scorer.in_window(s.hit.when) and scorer.keeps(s)]
+    extra = [s for s in extra if scorer.in_window(s.hit.when) and scorer.keeps(s) and scorer.current(s.hit)]
     waiting = {row.pk: (row, cosine) for row, cosine in zip(first.waiting, waiting_cosines)}
 
     lexical: tuple[dict[int, float], bool] | None = first.lexical
@@ -486,7 +504,7 @@ async def search(
         if scorer.in_context:
             pool = {pk: (by_rowid[pk].row, s) for pk, s in scored}
             scored = await store.read(_in_context, lanes, scorer, query_vector, terms, words_exhausted, pool)
-        scored = [(pk, s) for pk, s in scored if scorer.keeps(s)]
+        scored = [(pk, s) for pk, s in scored if scorer.keeps(s) and scorer.current(s.hit)]
         hits = await _in_window(store, scorer, scored)
         ranked = sorted([*hits, *(s.hit for s in extra)], key=_rank)
         groups = group_duplicates(ranked)
@@ -494,7 +512,7 @@ async def search(
         if full or bound < scorer.floor(not words_exhausted) or exhausted or k >= MAX_K:
             chosen = list(groups.items())[: params.limit]
             stored, queued = await store.read(_stored_copies, lanes, chosen, params.since, params.until)
-            return [survivor(key, group, {}, stored.get(key), queued) for key, group in chosen]
+            return [_named(survivor(key, group, {}, stored.get(key), queued), stored.get(key)) for key, group in chosen]
         lexical = nearest = known = None  # a wider pool searches again
         k = min(MAX_K, k * 4)
 
@@ -604,6 +622,12 @@ def _score_rows(
         # MATCH restricted to some rowids took 20-30 ms here against a few for the whole lane.
         strengths = {pk: strength for pk, strength in reader.text_search(lanes, terms, MAX_K)[0] if pk in rows}
     return {pk: scorer.score(_hit(row, 0.0), row.lane, cosines.get(pk), strengths.get(pk)) for pk, row in rows.items()}
+
+
+def _named(hit: Hit, copies: KeyCopies | None) -> Hit:
+    """The hit with the ids of the other stored memories of its text (what it folded)."""
+    ids = tuple(i for i in copies.ids if i != hit.id) if copies is not None else ()
+    return replace(hit, collapsed_ids=ids) if ids else hit
 
 
 def _stored_copies(
