@@ -131,6 +131,19 @@ class RecallSettings(BaseModel):
         description="A fact sharing no content word with the query is returned only if it scores at least this "
         "(a call's min_score replaces the rule).",
     )
+    context_share: float = Field(
+        0.7,
+        ge=0,
+        le=1,
+        description="Hybrid: a conversation turn that answers the one stored before it (which asks a question), or "
+        "says little itself, rises by this share of the gap up to that turn's score; 0 scores every memory alone.",
+    )
+    context_gap_s: float = Field(
+        1800.0,
+        ge=0,
+        le=86400,
+        description="Two memories are turns of one conversation when their occurred_at lie at most this far apart.",
+    )
 
 
 class LimitSettings(BaseModel):

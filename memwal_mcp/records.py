@@ -23,6 +23,17 @@ class Job:
     created_at: float
     updated_at: float
     occurred_at: float | None = None
+    # From when the fact stops being recalled or listed (it stays stored until purged).
+    expires_at: float | None = None
+    # Memory ids the fact replaces: once curated, they are superseded by the memory it ends in.
+    supersedes: tuple[str, ...] = ()
+    # The analyze request (a job id) the fact was extracted from.
+    source_job_id: str | None = None
+
+
+# The decision of an analyze request's journal row: it holds the source text, is never
+# curated into a memory, and names no memory.
+ANALYZED = "analyzed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +41,20 @@ class RememberOutcome:
     job: Job
     # True when an earlier job with the same idempotency key was returned instead of a new one.
     replayed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzeOutcome:
+    """What memwal_analyze filed. Extraction worked: `request` is the journal row holding the
+    source text and `facts` the remember jobs extracted from it. It failed: `request` is None,
+    `facts` the one job remembering the source whole, and `error` says why."""
+
+    request: Job | None
+    facts: list[RememberOutcome]
+    error: str | None = None
+    left_out: int = 0  # facts beyond the per-call limit
+    refused: int = 0  # facts a remember would refuse (empty, too long, control characters)
+    repeated: int = 0  # facts the model returned more than once in this reply
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +79,15 @@ class Hit:
     # content word with the query, and its meaning score (cosine), when one was computed.
     matched: bool = False
     cosine: float | None = None
+    # From when it is no longer recalled (without include_expired); None: it does not expire.
+    expires_at: float | None = None
+    # Set on a superseded memory (found with include_superseded): the memory that replaced it.
+    superseded_by: str | None = None
+    # The other memories with the same normalized text, folded into this hit.
+    collapsed_ids: tuple[str, ...] = ()
+
+    def expired(self, now: float) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
 
     @property
     def when(self) -> float:
@@ -69,6 +103,9 @@ class RecallResult:
     hits: list[Hit] = field(default_factory=list)
     # False when the query has no word or number to search for (so nothing can be relevant).
     searchable: bool = True
+    # With a character budget: relevant hits found but left out because the reply would exceed it.
+    max_chars: int | None = None
+    omitted: int = 0
 
     @property
     def collapsed(self) -> int:
@@ -100,6 +137,9 @@ class History:
     revisions: list[Revision]  # newest first
     jobs: list[Job]  # newest first: the source job, occurrences, merges (also of memories retired into it)
     merged_from: list[str]
+    expires_at: float | None = None
+    superseded_by: str | None = None  # the memory that replaced this one
+    supersedes: list[str] = field(default_factory=list)  # memories this one replaced (still superseded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +153,8 @@ class MemoryItem:
     updated_at: float
     occurred_at: float | None
     occurrences: int
+    expires_at: float | None = None
+    superseded_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,12 +3,23 @@ their text renderings. Free of the MCP SDK, so CLI commands start without import
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timezone
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from .records import ForgetOutcome, History, Hit, Job, MemoryPage, RecallResult
+from .records import (
+    ANALYZED,
+    AnalyzeOutcome,
+    ForgetOutcome,
+    History,
+    Hit,
+    Job,
+    MemoryPage,
+    RecallResult,
+    RememberOutcome,
+)
 
 
 def _iso(ts: float) -> str:
@@ -31,11 +42,17 @@ class JobOut(BaseModel):
     error: str | None = None
     created_at: str
     occurred_at: str | None = None
+    expires_at: str | None = Field(None, description="From when the fact is no longer recalled, if it expires")
+    supersedes: list[str] = Field([], description="Memories this fact replaces once curated")
+    source_job_id: str | None = Field(None, description="The memwal_analyze request the fact was extracted from")
 
     @classmethod
     def of(cls, job: Job) -> JobOut:
         return cls(
-            occurred_at=_iso(job.occurred_at) if job.occurred_at is not None else None,
+            occurred_at=_opt_iso(job.occurred_at),
+            expires_at=_opt_iso(job.expires_at),
+            supersedes=list(job.supersedes),
+            source_job_id=job.source_job_id,
             job_id=job.id,
             status=job.status,
             namespace=job.namespace,
@@ -46,8 +63,91 @@ class JobOut(BaseModel):
         )
 
 
+def _opt_iso(ts: float | None) -> str | None:
+    return _iso(ts) if ts is not None else None
+
+
 class RememberOut(JobOut):
     replayed: bool = Field(description="True when this idempotency key already had a job; it is returned")
+
+    @classmethod
+    def of_outcome(cls, outcome: RememberOutcome) -> RememberOut:
+        return cls(**JobOut.of(outcome.job).model_dump(), replayed=outcome.replayed)
+
+
+class RememberItem(BaseModel):
+    """One fact of memwal_remember_many, with memwal_remember's arguments (bar wait_ms and supersedes)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    text: str = Field(description="The fact to keep, self-contained")
+    namespace: str | None = Field(None, description="Partition inside your memory (default 'default')")
+    idempotency_key: str | None = Field(None, description="Send the same key when retrying, so it is stored once")
+    occurred_at: str | None = Field(None, description="When the fact happened, ISO-8601, if not now")
+    expires_at: str | None = Field(None, description="When the fact stops being true, ISO-8601")
+
+
+class RememberManyOut(BaseModel):
+    jobs: list[RememberOut] = Field(description="One per item, in the order of the items")
+
+
+def remember_many_text(out: RememberManyOut) -> str:
+    lines = [f"Remembered {len(out.jobs)} facts:"]
+    for number, job in enumerate(out.jobs):
+        again = " (already remembered: same idempotency key)" if job.replayed else ""
+        lines.append(f"[{number}] {job_line(job)}{again}")
+    return "\n".join(lines)
+
+
+class FactOut(RememberOut):
+    text: str = Field(description="The fact as it was remembered")
+
+
+class AnalyzeOut(BaseModel):
+    extraction_failed: bool = Field(description="True: the LLM gave no usable facts; the source was remembered whole")
+    error: str | None = Field(None, description="Why extraction failed")
+    request_id: str | None = Field(
+        None,
+        description="The analyze request holding the source text in the journal (forget it to erase the text); "
+        "each fact's source_job_id names it",
+    )
+    facts: list[FactOut] = Field(description="The facts filed (or, on failure, the source as one fact)")
+    left_out: int = Field(0, description="Facts beyond the limit of 50 per call, not remembered")
+    refused: int = Field(0, description="Facts the LLM returned that are no valid text (empty, too long, ...)")
+    repeated: int = Field(0, description="Facts the LLM returned more than once (remembered once)")
+
+    @classmethod
+    def of(cls, outcome: AnalyzeOutcome) -> AnalyzeOut:
+        return cls(
+            extraction_failed=outcome.error is not None,
+            error=outcome.error,
+            request_id=outcome.request.id if outcome.request is not None else None,
+            facts=[FactOut(**RememberOut.of_outcome(fact).model_dump(), text=fact.job.text) for fact in outcome.facts],
+            left_out=outcome.left_out,
+            refused=outcome.refused,
+            repeated=outcome.repeated,
+        )
+
+
+def analyze_text(out: AnalyzeOut) -> str:
+    if out.extraction_failed:
+        lines = [f"Fact extraction failed ({out.error}); the text was remembered whole, as one fact:"]
+    elif not out.facts:
+        lines = [
+            f"The LLM found no fact worth keeping. The text is kept only as analyze request {out.request_id} "
+            "(forget it to erase the text)."
+        ]
+    else:
+        lines = [f"Extracted {len(out.facts)} facts from analyze request {out.request_id}:"]
+    for fact in out.facts:
+        lines.append(f"- {job_line(fact)}: {fact.text}")
+    notes = [
+        (out.left_out, "more facts were left out (at most 50 per call)"),
+        (out.refused, "facts were not valid texts and were dropped"),
+        (out.repeated, "repeated facts were remembered once"),
+    ]
+    lines += [f"({count} {what}.)" for count, what in notes if count]
+    return "\n".join(lines)
 
 
 class StatusOut(BaseModel):
@@ -70,6 +170,14 @@ class HitOut(BaseModel):
         0, description="Of copies, similar facts the curation model folded into this one as adding nothing (SKIP)"
     )
     pending: bool = Field(False, description="Remembered but not curated yet")
+    expires_at: str | None = Field(None, description="From when it is no longer recalled, if it expires")
+    expired: bool = Field(False, description="Past its expires_at (returned because include_expired was set)")
+    superseded_by: str | None = Field(
+        None, description="The memory that replaced this one (returned because include_superseded was set)"
+    )
+    collapsed_ids: list[str] = Field(
+        [], description="Ids of the other stored memories with the same normalized text, folded into this hit"
+    )
 
     @classmethod
     def of(cls, hit: Hit) -> HitOut:
@@ -84,6 +192,10 @@ class HitOut(BaseModel):
             copies=hit.copies,
             folded_by_llm=hit.folded_by_llm,
             pending=hit.pending,
+            expires_at=_opt_iso(hit.expires_at),
+            expired=hit.expired(time.time()),
+            superseded_by=hit.superseded_by,
+            collapsed_ids=list(hit.collapsed_ids),
         )
 
 
@@ -93,6 +205,7 @@ class RecallOut(BaseModel):
     namespace: str
     collapsed: int = Field(description="Copies folded across all hits (the sum of their copies)")
     hits: list[HitOut]
+    omitted: int = Field(0, description="Relevant hits left out to keep the reply within max_chars")
 
     @classmethod
     def of(cls, result: RecallResult) -> RecallOut:
@@ -102,6 +215,7 @@ class RecallOut(BaseModel):
             namespace=result.namespace,
             collapsed=result.collapsed,
             hits=[HitOut.of(hit) for hit in result.hits],
+            omitted=result.omitted,
         )
 
 
@@ -119,13 +233,18 @@ class HistoryOut(BaseModel):
     memory_id: str
     namespace: str
     body: str
-    status: str = Field(description="live, or retired (folded into `retired_into`)")
+    status: str = Field(
+        description="live, retired (folded into `retired_into`), superseded (replaced by `superseded_by`) or forgotten"
+    )
     retired_into: str | None
     created_at: str
     updated_at: str
     revisions: list[RevisionOut] = Field(description="Previous bodies, newest first")
     jobs: list[JobOut] = Field(description="Remember jobs that ended in this memory, newest first")
     merged_from: list[str]
+    expires_at: str | None = None
+    superseded_by: str | None = Field(None, description="The memory that replaced this one")
+    supersedes: list[str] = Field([], description="Memories this one replaced (undo brings them back)")
 
     @classmethod
     def of(cls, history: History) -> HistoryOut:
@@ -151,6 +270,9 @@ class HistoryOut(BaseModel):
             ],
             jobs=[JobOut.of(job) for job in history.jobs],
             merged_from=history.merged_from,
+            expires_at=_opt_iso(history.expires_at),
+            superseded_by=history.superseded_by,
+            supersedes=history.supersedes,
         )
 
 
@@ -158,10 +280,21 @@ def history_text(out: HistoryOut) -> str:
     lines = [f"{out.memory_id} [{out.status}] {out.body}"]
     if out.retired_into:
         lines.append(f"folded into {out.retired_into}")
+    if out.superseded_by:
+        lines.append(f"superseded by {out.superseded_by} (memwal-mcp undo {out.superseded_by} brings it back)")
+    if out.supersedes:
+        lines.append(f"supersedes {', '.join(out.supersedes)}")
+    if out.expires_at:
+        lines.append(f"expires {out.expires_at}")
     for r in out.revisions:
-        lines.append(f"- {r.created_at} {r.replaced_by} by job {r.job_id}; before: {r.body}")
+        if r.replaced_by in ("superseded", "unsuperseded"):
+            what = "superseded" if r.replaced_by == "superseded" else "brought back"
+            lines.append(f"- {r.created_at} {what} {', '.join(r.merged_ids)} (job {r.job_id})")
+        else:
+            lines.append(f"- {r.created_at} {r.replaced_by} by job {r.job_id}; before: {r.body}")
     for job in out.jobs:
-        lines.append(f"- {job.created_at} job {job.job_id} ({job.decision or job.status})")
+        source = f", extracted from analyze request {job.source_job_id}" if job.source_job_id else ""
+        lines.append(f"- {job.created_at} job {job.job_id} ({job.decision or job.status}{source})")
     return "\n".join(lines)
 
 
@@ -222,6 +355,9 @@ class MemoryOut(BaseModel):
     updated_at: str
     occurred_at: str | None
     occurrences: int = Field(description="Times the same fact was remembered again")
+    expires_at: str | None = None
+    expired: bool = Field(False, description="Past its expires_at (listed because include_expired was set)")
+    superseded_by: str | None = Field(None, description="Set when include_superseded listed a replaced memory")
 
 
 class ListOut(BaseModel):
@@ -230,6 +366,7 @@ class ListOut(BaseModel):
 
     @classmethod
     def of(cls, page: MemoryPage) -> ListOut:
+        now = time.time()
         return cls(
             memories=[
                 MemoryOut(
@@ -240,6 +377,9 @@ class ListOut(BaseModel):
                     updated_at=_iso(m.updated_at),
                     occurred_at=_iso(m.occurred_at) if m.occurred_at is not None else None,
                     occurrences=m.occurrences,
+                    expires_at=_opt_iso(m.expires_at),
+                    expired=m.expires_at is not None and m.expires_at <= now,
+                    superseded_by=m.superseded_by,
                 )
                 for m in page.items
             ],
@@ -251,7 +391,8 @@ def list_text(out: ListOut) -> str:
     if not out.memories:
         return "No memories."
     lines = [
-        f"{m.id} [{(m.occurred_at if m.occurred_at is not None else m.created_at)[:10]}] ({m.namespace}) {m.text}"
+        f"{m.id} [{(m.occurred_at if m.occurred_at is not None else m.created_at)[:10]}] ({m.namespace})"
+        f"{_list_marks(m)} {m.text}"
         for m in out.memories
     ]
     if out.next_cursor:
@@ -259,8 +400,19 @@ def list_text(out: ListOut) -> str:
     return "\n".join(lines)
 
 
+def _list_marks(m: MemoryOut) -> str:
+    marks = ""
+    if m.expires_at is not None:
+        marks += f" [{'expired' if m.expired else 'expires'} {m.expires_at[:10]}]"
+    if m.superseded_by is not None:
+        marks += f" [superseded by {m.superseded_by}]"
+    return marks
+
+
 def job_line(job: JobOut) -> str:
     if job.status == "done" and job.memory_id is None:
+        if job.decision == ANALYZED:
+            return f"{job.job_id}: analyze request (holds the source text; its facts name it)"
         if job.decision == "forgotten":  # erased by a forget while still queued: it never became a memory
             return f"{job.job_id}: forgotten before it was curated (its text is erased; it became no memory)"
         return f"{job.job_id}: done ({job.decision}) but in no memory (`memwal-mcp check` names the damage)"

@@ -39,16 +39,21 @@ from .errors import MemwalError
 from .recall.format import recall_text
 from .schemas import (
     WAL_KEPT,
+    AnalyzeOut,
     ForgetOut,
     HistoryOut,
     JobOut,
     ListOut,
     RecallOut,
+    RememberItem,
+    RememberManyOut,
     RememberOut,
     StatusOut,
+    analyze_text,
     history_text,
     job_line,
     list_text,
+    remember_many_text,
 )
 from .service import MemoryService
 from .stdio_guard import reserve_stdin_for_protocol, reserve_stdout_for_protocol
@@ -73,6 +78,12 @@ constraints, corrections the user made, and configuration values (hosts, version
 paths). One self-contained fact per call, in plain words, e.g. "User prefers dark \
 roast coffee". Never store secrets (passwords, tokens, keys). Saying a fact again \
 is harmless: duplicates are folded and recall reports how many copies it collapsed.
+
+When the user corrects a remembered fact or changes a preference, remember the new \
+fact with supersedes set to the old memory's id (from memwal_recall): the old one \
+leaves recall but is kept. A fact true only until some date gets expires_at. Several \
+facts at once go in one memwal_remember_many call. At the end of a long conversation, \
+memwal_analyze can extract the facts worth keeping from it (when an LLM is configured).
 """
 
 
@@ -297,17 +308,82 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         occurred_at: Annotated[
             str | None, Field(description="When the fact happened, ISO-8601 (e.g. '2026-11-30T14:00:00Z'), if not now")
         ] = None,
+        expires_at: Annotated[
+            str | None,
+            Field(description="When the fact stops being true, ISO-8601; after it, recall and list leave it out"),
+        ] = None,
+        supersedes: Annotated[
+            list[str] | None,
+            Field(
+                description="Ids of memories this fact replaces (a correction, a changed preference): they leave "
+                "recall but are kept, and undo brings them back"
+            ),
+        ] = None,
     ) -> Annotated[CallToolResult, RememberOut]:
         """Keep a fact in long-term memory. Returns at once with a job id; curation (folding
         duplicates) runs in the background, and recall sees the fact immediately.
         Remember preferences, decisions, constraints, corrections and configuration values;
-        never secrets. With an idempotency_key, retries return the same job."""
+        never secrets. With an idempotency_key, retries return the same job. When the fact
+        corrects or replaces remembered ones, name them in supersedes."""
         outcome = await call(
-            service.remember(caller("write", "memwal_remember"), text, namespace, idempotency_key, wait_ms, occurred_at)
+            service.remember(
+                caller("write", "memwal_remember"),
+                text,
+                namespace,
+                idempotency_key,
+                wait_ms,
+                occurred_at,
+                expires_at,
+                supersedes,
+            )
         )
-        out = RememberOut(**JobOut.of(outcome.job).model_dump(), replayed=outcome.replayed)
+        out = RememberOut.of_outcome(outcome)
         prefix = "Already remembered (same idempotency key): " if outcome.replayed else "Remembered: "
         return _reply(prefix + job_line(out), out)
+
+    @server.tool(
+        name="memwal_remember_many",
+        title="Remember many facts",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True),
+    )
+    async def memwal_remember_many(
+        items: Annotated[
+            list[RememberItem],
+            Field(description="1-100 facts, each {text, namespace?, idempotency_key?, occurred_at?, expires_at?}"),
+        ],
+        wait_ms: Annotated[int | None, Field(description="Wait up to this long (0-30000) for curation to finish")] = 0,
+    ) -> Annotated[CallToolResult, RememberManyOut]:
+        """Keep many facts in one call, each as memwal_remember keeps one. Every item is checked
+        first: one invalid item rejects the call (naming its index) and nothing is stored.
+        Returns each item's job, in order; idempotency keys work per item."""
+        outcomes = await call(
+            service.remember_many(
+                caller("write", "memwal_remember_many"),
+                [item.model_dump(exclude_none=True) for item in items],
+                wait_ms,
+            )
+        )
+        out = RememberManyOut(jobs=[RememberOut.of_outcome(outcome) for outcome in outcomes])
+        return _reply(remember_many_text(out), out)
+
+    @server.tool(
+        name="memwal_analyze",
+        title="Extract facts from a text",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
+    )
+    async def memwal_analyze(
+        text: Annotated[str, Field(description="A conversation or passage to extract the facts worth keeping from")],
+        namespace: Annotated[str | None, Field(description="Partition inside your memory")] = "default",
+        wait_ms: Annotated[int | None, Field(description="Wait up to this long (0-30000) for curation to finish")] = 0,
+    ) -> Annotated[CallToolResult, AnalyzeOut]:
+        """Have the configured LLM read a conversation or passage and remember each fact worth
+        keeping (at most 50), every one curated like a memwal_remember (repeats fold, nothing
+        is updated or deleted by extraction). The source text is kept as the analyze request
+        each fact's history names. If extraction fails, the text is remembered whole and the
+        reply says why. Needs an LLM configured."""
+        outcome = await call(service.analyze(caller("write", "memwal_analyze"), text, namespace, wait_ms))
+        out = AnalyzeOut.of(outcome)
+        return _reply(analyze_text(out), out)
 
     @server.tool(
         name="memwal_remember_status",
@@ -339,13 +415,34 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         since: Annotated[str | None, Field(description="Only facts from this ISO-8601 date or time on")] = None,
         until: Annotated[str | None, Field(description="Only facts up to this ISO-8601 date or time")] = None,
         prefer_recent: Annotated[bool | None, Field(description="Rank newer facts higher")] = False,
+        include_expired: Annotated[
+            bool | None, Field(description="Also return facts past their expires_at (marked expired)")
+        ] = False,
+        include_superseded: Annotated[
+            bool | None, Field(description="Also return facts another fact superseded (marked superseded_by)")
+        ] = False,
+        max_chars: Annotated[
+            int | None,
+            Field(description="Keep the hit lines within this many characters: the best hits that fit, and a count"),
+        ] = None,
     ) -> Annotated[CallToolResult, RecallOut]:
         """Find remembered facts relevant to a query, best first. Identical copies of a fact
         are collapsed into one hit with a note saying how many were folded, and the reply
-        still holds `limit` distinct facts when that many exist."""
+        still holds `limit` distinct facts when that many exist. Expired and superseded
+        facts are left out unless asked for."""
         result = await call(
             service.recall(
-                caller("read", "memwal_recall"), query, limit, namespace, min_score, since, until, prefer_recent
+                caller("read", "memwal_recall"),
+                query,
+                limit,
+                namespace,
+                min_score,
+                since,
+                until,
+                prefer_recent,
+                include_expired,
+                include_superseded,
+                max_chars,
             )
         )
         return _reply(recall_text(result), RecallOut.of(result))
@@ -398,10 +495,27 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         namespace: Annotated[str | None, Field(description="Namespace to list; '*' for all of yours")] = "*",
         cursor: Annotated[str | None, Field(description="next_cursor from the previous page")] = None,
         limit: Annotated[int | None, Field(description="Memories per page, 1-100")] = 20,
+        include_expired: Annotated[bool | None, Field(description="Also list memories past their expires_at")] = False,
+        include_superseded: Annotated[
+            bool | None, Field(description="Also list memories another fact superseded")
+        ] = False,
     ) -> Annotated[CallToolResult, ListOut]:
         """List what is remembered, newest first, a page at a time. Use for questions like
-        "what do you remember about me?"."""
-        out = ListOut.of(await call(service.list(caller("read", "memwal_list"), namespace, cursor, limit)))
+        "what do you remember about me?". Expired and superseded memories are left out unless
+        asked for."""
+        out = ListOut.of(
+            await call(
+                service.list(
+                    caller("read", "memwal_list"),
+                    namespace,
+                    cursor,
+                    limit,
+                    None,
+                    include_expired,
+                    include_superseded,
+                )
+            )
+        )
         return _reply(list_text(out), out)
 
     return server

@@ -18,15 +18,18 @@ import anyio
 
 from . import validation
 from .config import Settings
+from .curation.extract import MAX_FACTS, make_extractor
 from .curation.llm import make_decider
 from .curation.worker import CurationWorker
 from .embedding import Embedder, LazyEmbedder
 from .errors import EmbeddingError, IdempotencyKeyReused, InvalidInput, NotFound
 from .normalize import norm_key
+from .recall.format import fit
 from .recall.lexical import searchable
 from .recall.search import SearchParams, search
 from .recall.unindexed_vectors import UnindexedVectors
 from .records import (
+    AnalyzeOutcome,
     ForgetOutcome,
     History,
     Hit,
@@ -38,6 +41,7 @@ from .records import (
     UndoOutcome,
 )
 from .store import Store, StoreReader, open_store
+from .store.records import JobRequest, KeyReused
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +54,11 @@ _POLL_S = 0.05
 # content word with the query. With the default model, facts about another topic reach 0.2-0.45
 # ("quantum physics" vs "Alice takes the 8:15 train": 0.19); a paraphrase of the query, 0.6 and more.
 FORGET_MIN_COSINE = 0.6
+
+# The fields of one memwal_remember_many item.
+_ITEM_FIELDS = ("text", "namespace", "idempotency_key", "occurred_at", "expires_at")
+# Expired memories purge reads per round (it forgets them one by one, as forget does).
+_PURGE_BATCH = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +90,7 @@ class MemoryService:
             llm_timeout_s=settings.llm.timeout_s,
             max_body_bytes=settings.limits.max_text_bytes,
         )
+        self._extractor = make_extractor(settings.llm)
         self._progress = anyio.Event()
         self._unindexed = UnindexedVectors()  # vectors of queued facts, kept across recalls
         self._worker_task: asyncio.Task[None] | None = None
@@ -155,41 +165,133 @@ class MemoryService:
         idempotency_key: object = None,
         wait_ms: object = 0,
         occurred_at: object = None,
+        expires_at: object = None,
+        supersedes: object = None,
     ) -> RememberOutcome:
-        body = validation.text(text, self.settings.limits.max_text_bytes)
-        lane = validation.namespace(namespace)
-        key = validation.idempotency_key(idempotency_key)
+        request = self._request(text, namespace, idempotency_key, occurred_at, expires_at, supersedes)
+        (outcome,) = await self._file(owner, [request], validation.wait_ms(wait_ms))
+        return outcome
+
+    async def remember_many(self, owner: str, items: object, wait_ms: object = 0) -> list[RememberOutcome]:
+        """Every item checked before anything is stored, then all filed in one transaction: a
+        bad item, or a key reused for another fact, names its index and stores nothing."""
+        if not isinstance(items, list) or not 1 <= len(items) <= validation.MAX_ITEMS:
+            raise InvalidInput(
+                f"items must be a list of 1 to {validation.MAX_ITEMS} facts, got {validation.show(items)}"
+            )
+        requests = []
+        for index, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise InvalidInput(f"items[{index}] must be an object with a text, got {validation.show(item)}")
+            unknown = sorted(set(item) - set(_ITEM_FIELDS))
+            if unknown:
+                raise InvalidInput(
+                    f"items[{index}].{unknown[0]} is not a field of an item; the fields are {', '.join(_ITEM_FIELDS)}"
+                )
+            try:
+                requests.append(
+                    self._request(
+                        item.get("text"),
+                        item.get("namespace"),
+                        item.get("idempotency_key"),
+                        item.get("occurred_at"),
+                        item.get("expires_at"),
+                    )
+                )
+            except InvalidInput as exc:
+                raise InvalidInput(f"items[{index}]: {exc}") from None
         wait = validation.wait_ms(wait_ms)
-        when = validation.instant(occurred_at, "occurred_at")
-        job, replayed = await self._store.write(
-            lambda writer: writer.insert_job(owner, lane, body, key, time.time(), when)
+        try:
+            return await self._file(owner, requests, wait)
+        except KeyReused as exc:
+            raise IdempotencyKeyReused(f"items[{exc.index}]: {exc}") from None
+
+    def _request(
+        self,
+        text: object,
+        namespace: object,
+        idempotency_key: object,
+        occurred_at: object,
+        expires_at: object,
+        supersedes: object = None,
+    ) -> JobRequest:
+        return JobRequest(
+            validation.namespace(namespace),
+            validation.text(text, self.settings.limits.max_text_bytes),
+            validation.idempotency_key(idempotency_key),
+            validation.instant(occurred_at, "occurred_at"),
+            validation.instant(expires_at, "expires_at"),
+            validation.memory_ids(supersedes, "supersedes"),
         )
-        if replayed:
-            differs = [
-                name
-                for name, same in (
-                    ("text", job.text == body),
-                    ("namespace", job.namespace == lane),
-                    ("occurred_at", job.occurred_at == when),
-                )
-                if not same
-            ]
-            if differs:
-                raise IdempotencyKeyReused(
-                    f"idempotency_key {key!r} was already used for a different {differs[0]}; "
-                    "use a new key for a new fact"
-                )
-        if not replayed:
+
+    async def _file(self, owner: str, requests: list[JobRequest], wait: int) -> list[RememberOutcome]:
+        """The one way facts become jobs (remember, remember_many): one transaction, a replayed
+        key checked against its request by the store, then optionally waiting for curation."""
+        filed = await self._store.write(lambda writer: writer.insert_jobs(owner, requests, time.time()))
+        return await self._outcomes(owner, filed, wait)
+
+    async def _outcomes(self, owner: str, filed: list[tuple[Job, bool]], wait: int) -> list[RememberOutcome]:
+        if any(not replayed for _, replayed in filed):
             self.worker.wake()
-        if wait and job.status == "queued":
+        queued = [job.id for job, _ in filed if job.status == "queued"]
+        settled: dict[str, Job] = {}
+        if wait and queued:
             self.worker.hurry()
-            job = (await self.status(owner, [job.id], wait))[0]
-        return RememberOutcome(job, replayed)
+            settled = await self._settle(owner, list(dict.fromkeys(queued)), wait)
+        return [RememberOutcome(settled.get(job.id, job), replayed) for job, replayed in filed]
+
+    async def analyze(self, owner: str, text: object, namespace: object = None, wait_ms: object = 0) -> AnalyzeOutcome:
+        """Ask the LLM for the facts in a conversation or passage, and remember each through
+        curation. The source stays in the journal as the analyze request every fact names (so
+        forgetting the request erases it). When extraction fails, the source is remembered
+        whole, as one fact, and the outcome says why: nothing given is dropped."""
+        body = validation.text(
+            text, self.settings.limits.max_text_bytes, hint="give the conversation or passage to analyze"
+        )
+        lane = validation.namespace(namespace)
+        wait = validation.wait_ms(wait_ms)
+        if self._extractor is None:
+            raise InvalidInput(
+                "memwal_analyze needs an LLM: set [llm] base_url and model in the config file "
+                "(MEMWAL_LLM__BASE_URL and MEMWAL_LLM__MODEL)"
+            )
+        found = await self._extractor.extract(body)
+        if found.error is not None:
+            outcomes = await self._file(owner, [JobRequest(lane, body)], wait)
+            return AnalyzeOutcome(None, outcomes, f"extraction failed: {found.error}")
+        facts, refused, repeated = [], 0, 0
+        seen: set[str] = set()
+        for fact in found.facts:
+            try:
+                fact = validation.text(fact, self.settings.limits.max_text_bytes)
+            except InvalidInput:
+                refused += 1
+                continue
+            if norm_key(fact) in seen:
+                repeated += 1
+                continue
+            seen.add(norm_key(fact))
+            facts.append(JobRequest(lane, fact))
+        if not facts and refused:
+            outcomes = await self._file(owner, [JobRequest(lane, body)], wait)
+            return AnalyzeOutcome(
+                None, outcomes, f"extraction failed: none of the {refused} facts the LLM returned is a valid text"
+            )
+        kept = facts[:MAX_FACTS]
+        request, filed = await self._store.write(
+            lambda writer: writer.insert_analysis(owner, lane, body, kept, time.time())
+        )
+        outcomes = await self._outcomes(owner, filed, wait)
+        return AnalyzeOutcome(request, outcomes, None, len(facts) - len(kept), refused, repeated)
 
     async def status(self, owner: str, job_ids: object, wait_ms: object = 0) -> list[Job]:
         """Jobs in the order asked. Unknown ids (including other owners') raise NotFound."""
         ids = validation.job_ids(job_ids)
-        wait = validation.wait_ms(wait_ms)
+        found = await self._settle(owner, ids, validation.wait_ms(wait_ms))
+        return [found[i] for i in ids]
+
+    async def _settle(self, owner: str, ids: list[str], wait: int) -> dict[str, Job]:
+        """The jobs, once none is queued or `wait` ms have passed."""
         deadline = time.monotonic() + wait / 1000
         while True:
             found = await self._store.read(lambda reader: reader.jobs_by_id(owner, ids))
@@ -197,7 +299,7 @@ class MemoryService:
             if missing:
                 raise NotFound(f"no job with id {missing[0]!r}")
             if all(job.status != "queued" for job in found.values()) or time.monotonic() >= deadline:
-                return [found[i] for i in ids]
+                return found
             self.worker.hurry()
             await self._wait_progress(deadline)
 
@@ -213,16 +315,19 @@ class MemoryService:
         since: object = None,
         until: object = None,
         prefer_recent: object = False,
+        include_expired: object = False,
+        include_superseded: object = False,
+        max_chars: object = None,
     ) -> RecallResult:
         text = validation.query(query, self.settings.limits.max_query_bytes)
+        budget = validation.max_chars(max_chars)
         count = validation.limit(limit, self.settings.recall.default_limit)
         scope = validation.namespace_scope(namespace)
         floor = validation.min_score(min_score)
         start, end = validation.period(since, until)
-        if prefer_recent is None:
-            prefer_recent = False
-        if not isinstance(prefer_recent, bool):
-            raise InvalidInput("prefer_recent must be true or false")
+        prefer_recent = validation.flag(prefer_recent, "prefer_recent")
+        expired = validation.flag(include_expired, "include_expired")
+        superseded = validation.flag(include_superseded, "include_superseded")
 
         lanes = await self._lanes(owner, scope)
         if not searchable(text):  # nothing to match, and a vector of it would "find" anything
@@ -245,9 +350,13 @@ class MemoryService:
             recency_half_life_days=recall.recency_half_life_days,
             min_relevance=recall.min_relevance,
             repeats_fold=self.settings.curation.enabled,
+            context_share=recall.context_share,
+            context_gap_s=recall.context_gap_s,
+            include_expired=expired,
+            include_superseded=superseded,
         )
         hits = await search(self._store, embedder, lanes, params, pending, self._unindexed)
-        return RecallResult(text, count, scope, hits)
+        return fit(RecallResult(text, count, scope, hits), budget)
 
     async def _lanes(self, owner: str, scope: str) -> list[int]:
         return [
@@ -326,17 +435,51 @@ class MemoryService:
         self.worker.wake()  # restored bodies need vectors
         return UndoOutcome(mid, body, restored)
 
+    async def expired(self, owner: str) -> list[str]:
+        """Ids of the owner's memories expired by now: what `purge --expired` erases."""
+        now = time.time()
+        return await self._store.read(lambda reader: reader.expired_memories(owner, now, _PURGE_BATCH))
+
+    async def purge_expired(self, owner: str) -> list[ForgetOutcome]:
+        """Forget every expired memory of the owner, as forget does (text gone, tombstones kept)."""
+        done: list[ForgetOutcome] = []
+        while ids := await self.expired(owner):
+            for memory_id in ids:
+                done.append(await self.forget(owner, memory_id))
+        return done
+
     async def list(
-        self, owner: str, namespace: object = None, cursor: object = None, limit: object = None, since: object = None
+        self,
+        owner: str,
+        namespace: object = None,
+        cursor: object = None,
+        limit: object = None,
+        since: object = None,
+        include_expired: object = False,
+        include_superseded: object = False,
     ) -> MemoryPage:
         scope = validation.namespace_scope(namespace if namespace is not None else "*")
         count = validation.limit(limit, 20)
         position = validation.cursor(cursor)
         start = validation.instant(since, "since")
+        live_at = None if validation.flag(include_expired, "include_expired") else time.time()
+        superseded = validation.flag(include_superseded, "include_superseded")
         where = None if scope == "*" else scope
-        rows = await self._store.read(lambda reader: reader.list_memories(owner, where, position, start, count + 1))
+        rows = await self._store.read(
+            lambda reader: reader.list_memories(owner, where, position, start, count + 1, live_at, superseded)
+        )
         items = [
-            MemoryItem(r.id, r.body, r.namespace, r.created_at, r.updated_at, r.occurred_at, r.occurrences)
+            MemoryItem(
+                r.id,
+                r.body,
+                r.namespace,
+                r.created_at,
+                r.updated_at,
+                r.occurred_at,
+                r.occurrences,
+                r.expires_at,
+                r.superseded_by,
+            )
             for r in rows[:count]
         ]
         more = len(rows) > count
@@ -398,5 +541,17 @@ def _history(reader: StoreReader, owner: str, memory_id: str) -> History:
     revisions = reader.revisions(row.pk)
     jobs = reader.jobs_for_memories(owner, [memory_id, *merged_from])
     return History(
-        row.id, row.namespace, row.body, status, into, row.created_at, row.updated_at, revisions, jobs, merged_from
+        row.id,
+        row.namespace,
+        row.body,
+        status,
+        into,
+        row.created_at,
+        row.updated_at,
+        revisions,
+        jobs,
+        merged_from,
+        row.expires_at,
+        row.superseded_by,
+        reader.superseded_by(owner, memory_id),
     )

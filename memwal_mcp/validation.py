@@ -13,6 +13,8 @@ _NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}$")
 MAX_WAIT_MS = 30_000
 MAX_LIMIT = 100
 MAX_JOB_IDS = 50
+MAX_ITEMS = 100  # facts per memwal_remember_many call
+MAX_SUPERSEDES = 50  # memories one fact may replace
 MAX_KEY_CHARS = 256
 
 
@@ -273,6 +275,39 @@ def namespace_scope(value: object) -> str:
 def memory_id(value: object) -> str:
     if not isinstance(value, str) or not _ID.fullmatch(value):
         raise InvalidInput(f"memory_id must be a memory id such as 'm_0123456789abcdef', got {show(value)}")
+    return value
+
+
+def memory_ids(value: object, name: str) -> tuple[str, ...]:
+    """A list of memory ids (None or empty: none), each once, in the order given."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise InvalidInput(f"{name} must be a list of memory ids such as ['m_0123456789abcdef'], got {show(value)}")
+    if len(value) > MAX_SUPERSEDES:
+        raise InvalidInput(f"{name} has {len(value)} ids; the limit is {MAX_SUPERSEDES}")
+    for item in value:
+        if not isinstance(item, str) or not _ID.fullmatch(item) or not item.startswith("m_"):
+            raise InvalidInput(f"{name} must hold memory ids such as 'm_0123456789abcdef', got {show(item)}")
+    return tuple(dict.fromkeys(value))
+
+
+MAX_CHARS = 1_000_000
+
+
+def max_chars(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CHARS:
+        raise InvalidInput(f"max_chars must be an integer from 1 to {MAX_CHARS}, got {show(value)}")
+    return value
+
+
+def flag(value: object, name: str) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{name} must be true or false")
     return value
 
 

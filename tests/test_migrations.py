@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from memwal_mcp.errors import StoreUnavailable
 from memwal_mcp.store.sqlite import fts
 from memwal_mcp.store.sqlite.connection import connect
 from memwal_mcp.store.sqlite.jobs import ensure_lane
@@ -97,6 +98,21 @@ def test_new_numbered_file_applies_only_that_one(db_path: Path, folder: Path) ->
         assert "memories" in table_names(conn)
         assert apply_migrations(conn, folder) == []
         assert conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0] == 1
+    finally:
+        conn.close()
+
+
+def test_a_database_a_newer_version_migrated_is_refused(db_path: Path, folder: Path) -> None:
+    """An older memwal-mcp must not run on a file a newer one upgraded: it would fail every
+    job it curates on tables that changed (and recall would break)."""
+    conn = connect(db_path)
+    try:
+        newer = folder / f"{len(SHIPPED) + 1:03d}_from_the_future.sql"
+        newer.write_text("CREATE TABLE later (id INTEGER PRIMARY KEY);\n", encoding="utf-8")
+        apply_migrations(conn, folder)
+        newer.unlink()
+        with pytest.raises(StoreUnavailable, match="upgraded by a newer memwal-mcp.*from_the_future"):
+            apply_migrations(conn, folder)
     finally:
         conn.close()
 

@@ -204,6 +204,48 @@ async def test_a_score_depends_only_on_its_own_namespace(service: MemoryService)
     assert {h.id: h.score for h in alone.hits} == pytest.approx(in_first, abs=1e-9)
 
 
+async def test_a_small_limit_returns_the_top_of_a_large_one(service: MemoryService) -> None:
+    """The pools a recall starts from are cut by each signal alone (BM25 favours short texts
+    the length factor then discounts): it widens them until nothing outside could outscore the
+    limit-th fact, in one namespace and across several."""
+    carol = "Carol drinks green tea after her long lunch"
+    await remember_all(service, "local", [carol, *[f"Tea {i}" for i in range(40)]], namespace="a")
+    for start in (40, 80):
+        await remember_all(service, "local", [f"Tea {i}" for i in range(start, start + 40)], namespace="a")
+    long_notes = [
+        f"Meeting notes from the quarterly planning session with the sales team, part {i}" for i in range(100)
+    ]
+    for start in (0, 50):
+        await remember_all(service, "local", long_notes[start : start + 50], namespace="a")
+    for n in range(4):
+        await remember_all(service, "local", [f"Tea {n}-{i} with lemon" for i in range(40)], namespace=f"n{n}")
+    for namespace in ("a", "*"):
+        everything = await service.recall("local", "tea", namespace=namespace, limit=100)
+        assert namespace == "*" or carol in texts(everything)
+        for limit in (1, 5, 20):
+            top = await service.recall("local", "tea", namespace=namespace, limit=limit)
+            assert [h.score for h in top.hits] == [h.score for h in everything.hits[:limit]], (namespace, limit)
+
+
+async def test_a_queued_fact_does_not_move_the_scores_of_curated_memories(
+    make_settings: Callable[..., Settings], embedder: FastEmbedEmbedder
+) -> None:
+    """A queued fact is scored over the statistics its namespace will have once it is in; the
+    memories already there keep the scores they have now (the same as before it was queued)."""
+    settings = make_settings(recall={"read_your_writes_wait_ms": 0})
+    curated = MemoryService(settings, embedder=embedder)
+    async with curated.running():
+        await remember_all(curated, "local", [COFFEE, *SIX_OTHERS, "Carol drinks tea, never coffee"])
+        before = await curated.recall("local", "coffee", limit=10)
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running(worker=False):
+        await svc.remember("local", "Coffee beans are in the tin")
+        during = await svc.recall("local", "coffee", limit=10)
+    assert "Coffee beans are in the tin" in texts(during)
+    was = {h.id: h.score for h in before.hits}
+    assert {h.id: h.score for h in during.hits if not h.pending} == pytest.approx(was, abs=1e-9)
+
+
 # --- namespaces and owners ---------------------------------------------------
 
 
@@ -337,6 +379,12 @@ async def test_hostile_queries_and_word_search_without_embeddings(
         assert texts(await svc.recall("local", "rostung")) == ["Kaffee: dunkle Röstung"]
         assert (await svc.recall("local", "AND OR NOT")).hits == []
         assert (await svc.recall("local", "☕")).hits == []
+        # Words whose full case folding differs from the index's (ß -> ss, ﬁ -> fi, İ -> i̇)
+        # are found as typed, and in another case.
+        odd = ["Die Straße ist gesperrt", "The ﬁnance review is on Monday", "Flights to İstanbul are booked"]
+        await remember_all(svc, "local", odd)
+        for query, fact in [("Straße", odd[0]), ("STRAßE", odd[0]), ("ﬁnance", odd[1]), ("İstanbul", odd[2])]:
+            assert texts(await svc.recall("local", query)) == [fact], query
 
 
 # --- empty -------------------------------------------------------------------

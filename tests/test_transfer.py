@@ -300,7 +300,7 @@ async def test_the_export_is_documented_jsonl_and_keeps_forgotten_text_out(
         assert word not in raw
     lines = records(exported)
     header, body = lines[0], lines[1:]
-    assert header["type"] == "header" and header["format"] == "memwal-export" and header["version"] == VERSION == 1
+    assert header["type"] == "header" and header["format"] == "memwal-export" and header["version"] == VERSION == 2
     kinds = [r["type"] for r in body]
     assert kinds == sorted(kinds, key=["lane", "job", "memory", "revision", "tombstone"].index)
     assert header["counts"] == {k: kinds.count(k) for k in ("lane", "job", "memory", "revision", "tombstone")}
@@ -424,7 +424,7 @@ async def test_a_malformed_line_is_named_and_nothing_of_the_file_is_written(
     header = json.loads(lines[0]) | {"version": VERSION + 1}
     newer.write_text(json.dumps(header) + "\n", encoding="utf-8")
     async with opened(target, embedder) as svc:
-        with pytest.raises(ImportFormatError, match="version 2; this memwal-mcp reads up to version 1"):
+        with pytest.raises(ImportFormatError, match="version 3; this memwal-mcp reads up to version 2"):
             await import_file(svc, newer, owner="local")
 
 

@@ -449,3 +449,36 @@ async def test_remembers_that_never_pause_are_still_curated(make_settings, embed
                     break
                 await anyio.sleep(0.05)
         assert done
+
+
+async def test_a_server_left_running_through_an_upgrade_leaves_its_jobs_queued(
+    make_settings: Callable[..., Settings], embedder: FastEmbedEmbedder
+) -> None:
+    """A newer memwal-mcp migrates the file while this one runs: this one must not curate on
+    tables that may have changed (it would fail the jobs for good); the jobs wait, untouched,
+    for the newer version, and this version refuses to reopen the file."""
+    from memwal_mcp.errors import StoreUnavailable
+    from memwal_mcp.store.sqlite.migrations import shipped_version
+
+    settings = make_settings()
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running():
+        first = await svc.remember("local", "The build server is in rack 4", wait_ms=10_000)
+        assert first.job.status == "done"
+        conn = connect(settings.db_path)
+        conn.execute(
+            "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+            (shipped_version() + 1, f"{shipped_version() + 1:03d}_from_a_newer_version", time.time()),
+        )
+        conn.close()
+        job = (await svc.remember("local", "The staging server is in rack 7")).job
+        await anyio.sleep(1.5)
+        (after,) = await svc.status("local", [job.id])
+    assert after.status == "queued"
+    assert rows(settings.db_path, "SELECT attempts FROM remember_jobs WHERE id = ?", job.id) == [(0,)]
+    again = MemoryService(settings, embedder=embedder)
+    try:
+        async with again.running():
+            raise AssertionError("an older version opened a file a newer one migrated")
+    except StoreUnavailable as exc:
+        assert "from_a_newer_version" in str(exc)

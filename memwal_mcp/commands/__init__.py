@@ -15,6 +15,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from . import (
+    analyze,
     backup,
     check,
     doctor,
@@ -23,6 +24,7 @@ from . import (
     history,
     import_cmd,
     list_cmd,
+    purge,
     recall,
     reindex,
     remember,
@@ -36,11 +38,13 @@ from . import (
 COMMANDS: tuple[ModuleType, ...] = (
     serve,
     remember,
+    analyze,
     recall,
     status,
     list_cmd,
     history,
     forget,
+    purge,
     undo,
     stats,
     export_cmd,

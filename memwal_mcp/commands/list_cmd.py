@@ -16,9 +16,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", default=None, help="only memories from this ISO-8601 date or time on")
     parser.add_argument("--limit", type=int, default=20)
     parser.add_argument("--cursor", default=None, help="continue from a previous page")
+    parser.add_argument("--include-expired", action="store_true", help="also memories past their expiry (marked)")
+    parser.add_argument(
+        "--include-superseded", action="store_true", help="also memories another fact replaced (marked)"
+    )
     add_json_flag(parser)
 
 
 async def run(service: MemoryService, args: argparse.Namespace) -> None:
-    out = ListOut.of(await service.list(service.settings.owner, args.namespace, args.cursor, args.limit, args.since))
+    page = await service.list(
+        service.settings.owner,
+        args.namespace,
+        args.cursor,
+        args.limit,
+        args.since,
+        args.include_expired,
+        args.include_superseded,
+    )
+    out = ListOut.of(page)
     emit(args, out.model_dump(), list_text(out))

@@ -24,6 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only facts up to this ISO-8601 date or time (all of its last day, minute or second)",
     )
     parser.add_argument("--prefer-recent", action="store_true", help="rank newer facts higher")
+    parser.add_argument("--include-expired", action="store_true", help="also facts past their expiry (marked)")
+    parser.add_argument("--include-superseded", action="store_true", help="also facts another one replaced (marked)")
+    parser.add_argument("--max-chars", type=int, default=None, help="keep the hit lines within this many characters")
     add_json_flag(parser)
 
 
@@ -37,5 +40,8 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         args.since,
         args.until,
         args.prefer_recent,
+        args.include_expired,
+        args.include_superseded,
+        args.max_chars,
     )
     emit(args, RecallOut.of(result).model_dump(), recall_text(result))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
 from datetime import datetime, timezone
 
-from ..records import RecallResult
+from ..records import Hit, RecallResult
 
 
 def copies_note(copies: int) -> str:
@@ -19,23 +21,65 @@ def folded_note(folded: int) -> str:
     return f"({folded} similar {noun} folded into the above by the curation model.)"
 
 
+def _day(ts: float) -> str:
+    try:
+        return datetime.fromtimestamp(ts, tz=timezone.utc).date().isoformat()
+    except (OverflowError, ValueError, OSError):
+        return "?"
+
+
+def status_marks(expires_at: float | None, superseded_by: str | None, now: float) -> str:
+    """What a reader must know before trusting a fact: that it ends, ended, or was replaced."""
+    marks = ""
+    if expires_at is not None:
+        marks += f" [expired {_day(expires_at)}]" if expires_at <= now else f" [expires {_day(expires_at)}]"
+    if superseded_by is not None:
+        marks += f" [superseded by {superseded_by}]"
+    return marks
+
+
+def hit_lines(number: int, hit: Hit, now: float) -> str:
+    """One hit as the reply shows it: its line and the notes under it."""
+    body = hit.text.replace("\n", "\n   ")  # keep continuation lines inside their hit
+    pending = " [pending]" if hit.pending else ""
+    marks = status_marks(hit.expires_at, hit.superseded_by, now)
+    lines = [f"{number}. [score={hit.score:.3f}] [{_day(hit.when)}]{pending}{marks} {body}"]
+    duplicates = hit.copies - hit.folded_by_llm
+    if duplicates > 0:
+        lines.append(copies_note(duplicates))
+    if hit.folded_by_llm > 0:
+        lines.append(folded_note(hit.folded_by_llm))
+    return "\n".join(lines)
+
+
+def fit(result: RecallResult, max_chars: int | None) -> RecallResult:
+    """The hits, best first, that keep the hit lines within `max_chars`; the rest are counted
+    as omitted. Stops at the first that does not fit, so what is shown is always the best."""
+    if max_chars is None:
+        return result
+    now = time.time()
+    used, kept = 0, 0
+    for number, hit in enumerate(result.hits, start=1):
+        size = len(hit_lines(number, hit, now)) + (1 if kept else 0)  # the line break before it
+        if used + size > max_chars:
+            break
+        used += size
+        kept += 1
+    return replace(result, hits=result.hits[:kept], max_chars=max_chars, omitted=len(result.hits) - kept)
+
+
+def omitted_note(omitted: int, max_chars: int | None) -> str:
+    noun = "memory" if omitted == 1 else "memories"
+    return f"({omitted} more relevant {noun} left out by max_chars={max_chars}.)"
+
+
 def recall_text(result: RecallResult) -> str:
-    if not result.hits:
+    if not result.hits and not result.omitted:
         if not result.searchable:
             return f"No memories match {result.query!r}: it has no word or number to search for."
         return f"No memories match {result.query!r} in namespace {result.namespace!r}."
-    lines: list[str] = []
-    for number, hit in enumerate(result.hits, start=1):
-        body = hit.text.replace("\n", "\n   ")  # keep continuation lines inside their hit
-        pending = " [pending]" if hit.pending else ""
-        try:
-            day = datetime.fromtimestamp(hit.when, tz=timezone.utc).date().isoformat()
-        except (OverflowError, ValueError, OSError):
-            day = "?"
-        lines.append(f"{number}. [score={hit.score:.3f}] [{day}]{pending} {body}")
-        duplicates = hit.copies - hit.folded_by_llm
-        if duplicates > 0:
-            lines.append(copies_note(duplicates))
-        if hit.folded_by_llm > 0:
-            lines.append(folded_note(hit.folded_by_llm))
-    return "\n".join(lines)
+    now = time.time()
+    blocks = [hit_lines(number, hit, now) for number, hit in enumerate(result.hits, start=1)]
+    if result.omitted:
+        blocks.append(omitted_note(result.omitted, result.max_chars))
+    return "\n".join(blocks)

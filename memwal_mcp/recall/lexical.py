@@ -40,10 +40,17 @@ def query_tokens(text: str, max_terms: int = MAX_TERMS) -> list[str]:
 
 
 def content_terms(text: str, max_terms: int = MAX_TERMS) -> list[str]:
-    """Query tokens without stop-words; all tokens if nothing else is left."""
-    tokens = query_tokens(text, max_terms=256)
-    kept = [t for t in tokens if t not in STOPWORDS or t in _MEANINGFUL]
-    return (kept or tokens)[:max_terms]
+    """Query words without stop-words (all of them if nothing else is left), as typed: the
+    text index folds them with its own tokenizer, as it folded the memories. Folding them here
+    first would make words the two foldings disagree on unfindable ("Straße" casefolds to
+    "strasse", which no memory holding "Straße" is indexed under)."""
+    seen: dict[str, str] = {}
+    for token in _TOKEN.findall(text):
+        seen.setdefault(token.casefold(), token)
+        if len(seen) >= 256:
+            break
+    kept = [token for folded, token in seen.items() if folded not in STOPWORDS or folded in _MEANINGFUL]
+    return (kept or list(seen.values()))[:max_terms]
 
 
 def searchable(text: str) -> bool:
@@ -56,4 +63,4 @@ def searchable(text: str) -> bool:
 def has_content_word(terms: list[str]) -> bool:
     """Whether the searched terms include a content word, not only the function words that
     content_terms falls back to (a match on "what" or "is" says nothing about relevance)."""
-    return any(term not in STOPWORDS or term in _MEANINGFUL for term in terms)
+    return any(term.casefold() not in STOPWORDS or term.casefold() in _MEANINGFUL for term in terms)

@@ -8,8 +8,9 @@ vector) and its BM25 strength -- and one score in [0, 1]:
     lexical  score = s / s_max * min(1, len / avg_len)
              s = the text match's strength (BM25); s_max = the lane's ceiling for the query (the
              BM25 of a memory holding every query term at a saturating frequency: (k1 + 1) x the
-             terms' idf); len = the text's length, avg_len = the mean length of the lane's memories
-    hybrid   score = w * dense + (1 - w) * lexical, w = `dense_weight`
+             terms' idf); len = the text's length in characters, avg_len = the mean of the lane's memories
+    hybrid   score = w * dense + (1 - w) * lexical, w = `dense_weight`, then for conversation
+             turns, context from the turn before (_in_context; `context_share`)
 
 The length factor discounts word matches in texts shorter than is usual in the
 lane: BM25 rewards a short text that shares one rare word with the query far more
@@ -21,14 +22,17 @@ A memory's score depends on the query and on its own namespace only (the BM25 st
 and the mean length are its lane's): what the owner keeps in other namespaces never moves
 it, and with `namespace="*"` each memory scores as it does when its namespace is recalled
 alone. `min_score` filters on it.
-After collapsing duplicates the search widens (k x4) until `limit` distinct *relevant*
-facts are found or every source is exhausted. Relevant, without `min_score`: the fact
+After collapsing duplicates the search widens (k x4) until it holds `limit` distinct *relevant*
+facts and no memory outside its pools could outscore the limit-th (each pool is cut by one
+signal alone: BM25 favours short texts that the length factor then discounts), or every
+source is exhausted. Relevant, without `min_score`: the fact
 shares a content word with the query (a word match) or scores at least `min_relevance`
 -- back-fill must not pad a reply with whatever happens to be stored.
 
 Facts outside the indexes are scored here by the same formula: queued jobs (read-your-
 writes; their word score is BM25 over the statistics the index will have once they
-are in it, store/unindexed_fts.py) and memories still waiting for a vector. Each recall
+are in it, store/unindexed_fts.py; the memories already there keep the statistics they have
+now, so a waiting job never moves their scores) and memories still waiting for a vector. Each recall
 embeds at most a few such texts itself; the others are matched by words until their
 vectors are cached or curation has indexed them.
 """
@@ -37,6 +41,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -52,7 +57,7 @@ from ..records import Hit
 from ..store import Store, StoreReader, VectorSearch
 from ..store.records import KeyCopies, MemoryRow, QueuedJob, QueuedText
 from .collapse import group_duplicates, survivor
-from .lexical import content_terms, has_content_word
+from .lexical import STOPWORDS, content_terms, has_content_word
 from .unindexed_vectors import UnindexedVectors
 
 log = logging.getLogger(__name__)
@@ -70,6 +75,15 @@ MAX_QUEUED_JOBS = 50_000
 # beside a busy worker (256 long queued facts took 23-37 s). Vectors already cached are free.
 EMBED_TEXTS = 32
 EMBED_CHARS = 16_000
+# Context (_in_context): a turn with this many content words or more says enough on its own;
+# the turns right after this many best candidates join the pool; what marks a question.
+CONTEXT_WORDS = 12
+CONTEXT_NEXT = 10
+# Only a lane's best candidates are read in context (reading all ~200 cost 2-5 ms a recall):
+# one further down would need a predecessor far above it to reach the first hits.
+CONTEXT_POOL = 40
+QUESTION_MARKS = "?？؟"
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +100,10 @@ class SearchParams:
     recency_half_life_days: float = 30.0
     min_relevance: float = 0.0  # without min_score: the least score of a fact that shares no query word
     repeats_fold: bool = True  # curation folds a repeat of a memory's normalized text into it
+    context_share: float = 0.0  # hybrid: how far a turn rises towards the one before it (see _in_context)
+    context_gap_s: float = 1800.0  # the most time between two turns of one conversation
+    include_expired: bool = False  # memories (and queued facts) past their expires_at are hits too
+    include_superseded: bool = False  # memories another fact superseded are scored too (they left the indexes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +132,8 @@ class _WordsFirst:
     queued_strength: list[float | None]
     queued_keys: list[str]
     added: dict[int, tuple[int, int]]  # lane -> (memories, characters) the queued jobs add once curated
-    ceilings: dict[int, float]  # lane -> the most strength a memory of it could have for the query
+    ceilings: dict[int, float]  # lane -> the most strength a memory of it could have, the queue in
+    indexed_ceilings: dict[int, float]  # the same over the lane's statistics as they are
 
 
 def check_dimension(reader: StoreReader, embedder: Embedder) -> bool:
@@ -148,12 +167,18 @@ def _words_first(
     unindexed: bool,
     pending: bool,
     repeats_fold: bool,
+    superseded: bool = False,
 ) -> _WordsFirst:
     """The word search and the rows of its hits; when vectors are searched, the memories
-    still waiting for one; for read-your-writes, the queued jobs with their word scores."""
+    still waiting for one; for read-your-writes, the queued jobs with their word scores;
+    with `superseded`, the superseded memories (outside both indexes) like the waiting ones."""
     ranks, exhausted = _lexical(reader, lanes, terms, k)
     waiting = [row for lane in lanes for row in reader.unembedded_in_lane(lane, MAX_UNINDEXED)] if unindexed else []
     waiting_strength = reader.text_strengths(lanes, terms, [row.pk for row in waiting]) if waiting and terms else {}
+    if superseded and (replaced := reader.superseded_in(lanes, MAX_UNINDEXED)):
+        words = reader.score_queued(lanes, terms, [QueuedText(row.body, row.lane) for row in replaced], False)
+        waiting += replaced
+        waiting_strength.update({row.pk: s for row, s in zip(replaced, words.strengths) if s is not None})
     queued = reader.queued_fairly(lanes, MAX_QUEUED_CHARS, MAX_QUEUED_JOBS) if pending else []
     scored = reader.score_queued(
         lanes,
@@ -161,6 +186,8 @@ def _words_first(
         [QueuedText(job.text, job.lane_id) for job in queued],
         repeats_fold,
     )
+    # No text queued: the two sets of statistics are one.
+    indexed = reader.score_queued(lanes, terms, [], repeats_fold).ceilings if queued and terms else scored.ceilings
     return _WordsFirst(
         (ranks, exhausted),
         reader.memories_by_pk(list(ranks)),
@@ -171,6 +198,7 @@ def _words_first(
         scored.keys,
         scored.added,
         scored.ceilings,
+        indexed,
     )
 
 
@@ -190,11 +218,11 @@ def _candidates(
     lanes: Sequence[int],
     query_vector: np.ndarray | None,
     ranks: dict[int, float],
-    nearest: tuple[dict[int, float], bool] | None,
+    nearest: _Nearest | None,
     known: dict[int, MemoryRow] | None = None,
 ) -> list[_Candidate]:
     """The kNN hits (`nearest`) joined with the word matches, each with both signals."""
-    cosines = dict(nearest[0]) if nearest is not None else {}
+    cosines = dict(nearest.cosines) if nearest is not None else {}
     known = known or {}
     rows = {**known, **reader.memories_by_pk(list((cosines.keys() | ranks.keys()) - known.keys()))}
     # Only the lanes asked for, whatever an index returned (a backend may trust its own counts).
@@ -210,19 +238,42 @@ def _candidates(
     return [_Candidate(row, cosines.get(rowid), ranks.get(rowid)) for rowid, row in rows.items()]
 
 
-def _nearest(searches: Sequence[VectorSearch], query_vector: np.ndarray, k: int) -> tuple[dict[int, float], bool]:
+@dataclass(frozen=True, slots=True)
+class _Nearest:
+    cosines: dict[int, float]  # pk -> cosine, the k nearest of each lane
+    frontier: dict[int, float]  # lane -> its k-th cosine, for the lanes that have more beyond it
+
+    @property
+    def exhausted(self) -> bool:
+        return not self.frontier
+
+
+def _nearest(lanes: Sequence[int], searches: Sequence[VectorSearch], query_vector: np.ndarray, k: int) -> _Nearest:
     cosines: dict[int, float] = {}
-    exhausted = True
-    for search_lane in searches:
+    frontier: dict[int, float] = {}
+    for lane, search_lane in zip(lanes, searches):
         found = search_lane(query_vector[None], k)[0]
         cosines.update(found)
-        exhausted &= len(found) < k
-    return cosines, exhausted
+        if len(found) >= k:
+            frontier[lane] = min(match.cosine for match in found)
+    return _Nearest(cosines, frontier)
+
+
+@dataclass(frozen=True, slots=True)
+class _LaneStatistics:
+    """What the word score compares a text with, per lane: the lane's ceiling for the query and
+    its mean body length -- its own namespace only."""
+
+    ceilings: dict[int, float]
+    average_length: dict[int, float]
+
+    def share(self, strength: float, lane: int) -> float:
+        ceiling = self.ceilings.get(lane, 0.0)
+        return min(1.0, strength / ceiling) if ceiling > 0 else 0.0
 
 
 def _average_lengths(totals: dict[int, tuple[int, int]], added: dict[int, tuple[int, int]]) -> dict[int, float]:
-    """Each lane's mean body length as it will be once the queued facts are in: the word
-    score's length factor compares a text with its own namespace only."""
+    """Each lane's mean body length, with `added` (memories, characters) counted in."""
     averages: dict[int, float] = {}
     for lane in totals.keys() | added.keys():
         rows, chars = totals.get(lane, (0, 0))
@@ -236,28 +287,44 @@ class _Scorer:
     def __init__(
         self,
         params: SearchParams,
-        average_length: dict[int, float],
-        ceilings: dict[int, float],
+        indexed: _LaneStatistics,
+        queued: _LaneStatistics,
         dense: bool,
         lexical: bool,
         now: float,
         content_word: bool,
     ) -> None:
         self.p = params
-        self.average_length = average_length  # per lane
-        self.ceilings = ceilings  # per lane
+        # A memory is scored over its lane's statistics as they are; a queued fact over those
+        # its lane will have once the queue is in (what it will score as a memory). Scoring
+        # the memories over the projected figures would move them while a job waits.
+        self.indexed = indexed
+        self.queued = queued
         self.dense = dense
         self.lexical = lexical
         self.now = now
         self.content_word = content_word  # a word match means the fact shares a content word
 
-    def lexical_score(self, strength: float | None, length: int, lane: int) -> float:
+    def lexical_score(self, strength: float | None, length: int, lane: int, pending: bool = False) -> float:
         if strength is None:
             return 0.0
-        average = self.average_length.get(lane, 0.0)
+        stats = self.queued if pending else self.indexed
+        average = stats.average_length.get(lane, 0.0)
         factor = min(1.0, length / average) if average > 0 else 1.0
-        ceiling = self.ceilings.get(lane, 0.0)
-        return (min(1.0, strength / ceiling) if ceiling > 0 else 0.0) * factor
+        return stats.share(strength, lane) * factor
+
+    def bound(self, lanes: Sequence[int], nearest: _Nearest | None, strength: float | None) -> float:
+        """The most any memory the pools have not reached yet could score: its cosine is at most
+        its lane's k-th nearest (none beyond an exhausted lane), its word strength at most the
+        weakest match fetched (none when the word matches are exhausted), and the length factor
+        at most 1. Once the limit-th distinct fact scores at least this, a wider pool cannot
+        change the answer."""
+        best = 0.0
+        for lane in lanes:
+            front = nearest.frontier.get(lane) if self.dense and nearest is not None else None
+            share = self.indexed.share(strength, lane) if self.lexical and strength is not None else 0.0
+            best = max(best, self(front, share))
+        return best
 
     def __call__(self, cosine: float | None, lexical: float) -> float:
         dense = min(1.0, max(0.0, cosine)) if cosine is not None else 0.0
@@ -268,10 +335,20 @@ class _Scorer:
         return score
 
     def score(self, hit: Hit, lane: int, cosine: float | None, strength: float | None) -> _Scored:
-        relevance = self(cosine, self.lexical_score(strength, len(hit.text), lane) if self.lexical else 0.0)
+        lexical = self.lexical_score(strength, len(hit.text), lane, hit.pending) if self.lexical else 0.0
+        relevance = self(cosine, lexical)
         matched = self.lexical and self.content_word and strength is not None
         cosine = cosine if self.dense else None
         return _Scored(self.recency(replace(hit, score=relevance, matched=matched, cosine=cosine)), relevance, matched)
+
+    def rescored(self, scored: _Scored, relevance: float) -> _Scored:
+        return _Scored(self.recency(replace(scored.hit, score=relevance)), relevance, scored.matched)
+
+    @property
+    def in_context(self) -> bool:
+        """Whether turns borrow from the turn before them: hybrid only (dense and lexical are
+        the single signals, kept pure to compare with)."""
+        return self.dense and self.lexical and self.p.context_share > 0
 
     def recency(self, hit: Hit) -> Hit:
         if not self.p.prefer_recent:
@@ -280,12 +357,25 @@ class _Scorer:
         decay = math.pow(0.5, age_days / self.p.recency_half_life_days)
         return replace(hit, score=hit.score * (0.5 + 0.5 * decay))
 
+    def floor(self, words_left: bool) -> float:
+        """The least score a fact not found yet would need to be kept: with words left to find,
+        a word match is kept whatever its score (unless min_score says otherwise)."""
+        if self.p.min_score is not None:
+            return self.p.min_score
+        if words_left and self.lexical and self.content_word:
+            return 0.0
+        return self.p.min_relevance
+
     def keeps(self, scored: _Scored) -> bool:
         """min_score when the caller gave one; else relevant: a word match, or a score that
         clears the relevance floor."""
         if self.p.min_score is not None:
             return scored.hit.score >= self.p.min_score
         return scored.matched or scored.relevance >= self.p.min_relevance
+
+    def current(self, hit: Hit) -> bool:
+        """Not expired by now, unless expired facts were asked for."""
+        return self.p.include_expired or hit.expires_at is None or hit.expires_at > self.now
 
     @property
     def windowed(self) -> bool:
@@ -312,6 +402,8 @@ def _hit(row: MemoryRow, score: float) -> Hit:
         row.updated_at,
         occurred_at=row.occurred_at,
         key=row.norm_key,
+        expires_at=row.expires_at,
+        superseded_by=row.superseded_by,
     )
 
 
@@ -334,25 +426,28 @@ async def search(
 
     # The word search needs no query vector: it runs on the reader while another thread
     # embeds the query and scans the lanes' vectors (searches is None before any vector).
-    def embed_and_scan() -> tuple[np.ndarray | None, tuple[dict[int, float], bool] | None]:
+    def embed_and_scan() -> tuple[np.ndarray | None, _Nearest | None]:
         assert embedder is not None  # only called when dense
         vector = embedder.embed_query(params.query)
         if not readable(vector):  # a query the model cannot read: its words are all there is
             return None, None
-        return vector, _nearest(searches, vector, k) if searches is not None else None
+        return vector, _nearest(lanes, searches, vector, k) if searches is not None else None
 
-    async def dense_side() -> tuple[np.ndarray | None, tuple[dict[int, float], bool] | None]:
+    async def dense_side() -> tuple[np.ndarray | None, _Nearest | None]:
         return await anyio.to_thread.run_sync(embed_and_scan) if dense else (None, None)
 
     first, (query_vector, nearest) = await side_by_side(
-        lambda: store.read(_words_first, lanes, terms, k, dense, pending, params.repeats_fold), dense_side
+        lambda: store.read(
+            _words_first, lanes, terms, k, dense, pending, params.repeats_fold, params.include_superseded
+        ),
+        dense_side,
     )
     if dense and query_vector is None and not terms:  # dense asked for, but the model cannot read the query
         return await search(store, None, lanes, replace(params, mode="lexical"), pending, unindexed)
     scorer = _Scorer(
         params,
-        _average_lengths(totals, first.added),
-        first.ceilings,
+        _LaneStatistics(first.indexed_ceilings, _average_lengths(totals, {})),
+        _LaneStatistics(first.ceilings, _average_lengths(totals, first.added)),
         dense=query_vector is not None,
         lexical=bool(terms),
         now=time.time(),
@@ -374,6 +469,7 @@ async def search(
                 pending=True,
                 occurred_at=job.occurred_at,
                 key=key,
+                expires_at=job.expires_at,
             ),
             job.lane_id,
             cosine,
@@ -381,7 +477,7 @@ async def search(
         )
         for job, cosine, strength, key in zip(first.queued, queued_cosines, first.queued_strength, first.queued_keys)
     ]
-    extra = [s for s in extra if scorer.in_window(s.hit.when) and scorer.keeps(s)]
+    extra = [s for s in extra if scorer.in_window(s.hit.when) and scorer.keeps(s) and scorer.current(s.hit)]
     waiting = {row.pk: (row, cosine) for row, cosine in zip(first.waiting, waiting_cosines)}
 
     lexical: tuple[dict[int, float], bool] | None = first.lexical
@@ -389,12 +485,13 @@ async def search(
     while True:
         ranks, words_exhausted = lexical if lexical is not None else await store.read(_lexical, lanes, terms, k)
         if nearest is None and searches is not None and query_vector is not None:  # a wider pool
-            nearest = await anyio.to_thread.run_sync(_nearest, searches, query_vector, k)
+            nearest = await anyio.to_thread.run_sync(_nearest, lanes, searches, query_vector, k)
         found = await store.read(
             _candidates, lanes, query_vector if searches is not None else None, ranks, nearest, known
         )
-        exhausted = words_exhausted and (nearest is None or nearest[1])
-        lexical = nearest = known = None  # a wider pool searches again
+        exhausted = words_exhausted and (nearest is None or nearest.exhausted)
+        weakest = None if words_exhausted or not ranks else min(ranks.values())
+        bound = scorer.bound(lanes, nearest, weakest)
         by_rowid = {c.row.pk: c for c in found}
         for rowid, (row, cosine) in waiting.items():  # scored here: the kNN cannot see them
             seen = by_rowid.get(rowid)
@@ -404,15 +501,133 @@ async def search(
         scored = [
             (c.row.pk, scorer.score(_hit(c.row, 0.0), c.row.lane, c.cosine, c.strength)) for c in by_rowid.values()
         ]
-        scored = [(pk, s) for pk, s in scored if scorer.keeps(s)]
+        if scorer.in_context:
+            pool = {pk: (by_rowid[pk].row, s) for pk, s in scored}
+            scored = await store.read(_in_context, lanes, scorer, query_vector, terms, words_exhausted, pool)
+        scored = [(pk, s) for pk, s in scored if scorer.keeps(s) and scorer.current(s.hit)]
         hits = await _in_window(store, scorer, scored)
         ranked = sorted([*hits, *(s.hit for s in extra)], key=_rank)
         groups = group_duplicates(ranked)
-        if len(groups) >= params.limit or exhausted or k >= MAX_K:
+        full = len(groups) >= params.limit and list(groups.values())[params.limit - 1][0].score >= bound
+        if full or bound < scorer.floor(not words_exhausted) or exhausted or k >= MAX_K:
             chosen = list(groups.items())[: params.limit]
             stored, queued = await store.read(_stored_copies, lanes, chosen, params.since, params.until)
-            return [survivor(key, group, {}, stored.get(key), queued) for key, group in chosen]
+            return [_named(survivor(key, group, {}, stored.get(key), queued), stored.get(key)) for key, group in chosen]
+        lexical = nearest = known = None  # a wider pool searches again
         k = min(MAX_K, k * 4)
+
+
+def _in_context(
+    reader: StoreReader,
+    lanes: Sequence[int],
+    scorer: _Scorer,
+    query_vector: np.ndarray | None,
+    terms: list[str],
+    words_exhausted: bool,
+    candidates: dict[int, tuple[MemoryRow, _Scored]],
+) -> list[tuple[int, _Scored]]:
+    """Conversation turns scored with the turn before them.
+
+    A turn often means something only after the one before it: "Thirteen, if you can believe
+    it!" answers "How old is your cat now?", and neither signal connects it to "How old is
+    Owen's cat?". So a memory whose predecessor in its lane (the memory created just before
+    it) happened at most `context_gap_s` earlier, and that answers it (the predecessor asks a
+    question) or says little itself (fewer than CONTEXT_WORDS content words), rises by
+    `context_share` x need of the gap up to the predecessor's score:
+
+        s' = s + context_share x need x max(0, s_before - s)
+
+    need = 1 for an answer, else 1 - words / CONTEXT_WORDS. It only raises a score, never
+    above the predecessor's, so scores stay in [0, 1]; both memories are of one namespace, so
+    a score still depends on its own namespace only; memories without `occurred_at` (an
+    agent's facts, mostly) are never linked. The turns right after the best candidates join
+    the pool: an answer that shares nothing with the query is otherwise never a candidate.
+    A turn still queued is scored on its own until it is curated."""
+    rows = {pk: row for pk, (row, _) in candidates.items()}
+    pool = {pk: scored for pk, (_, scored) in candidates.items()}
+    by_lane: dict[int, list[int]] = {}
+    for pk in sorted(rows, key=lambda pk: (-pool[pk].relevance, pk)):
+        by_lane.setdefault(rows[pk].lane, []).append(pk)
+    # Per lane, so that what one lane's memories get never depends on another lane.
+    adjacent = reader.adjacent([pk for best in by_lane.values() for pk in best[:CONTEXT_POOL]])
+    before = {pk: pair[0] for pk, pair in adjacent.items() if pair[0] is not None}
+    joining: dict[int, MemoryRow] = {}
+    for best in by_lane.values():
+        for pk in best[:CONTEXT_NEXT]:
+            after = adjacent[pk][1] if pk in adjacent else None
+            if after is not None and after.pk not in pool and _linked(scorer, after, rows[pk]):
+                joining[after.pk] = after
+                before[after.pk] = rows[pk]
+    rows.update(joining)
+    # Predecessors outside the pool are scored too (not returned: their own predecessors are not looked up).
+    unseen = {p.pk: p for pk, p in before.items() if p.pk not in pool and pk in rows and _linked(scorer, rows[pk], p)}
+    scored = {**pool, **_score_rows(reader, lanes, scorer, query_vector, terms, words_exhausted, {**unseen, **joining})}
+    out: list[tuple[int, _Scored]] = []
+    for pk, row in rows.items():
+        own = scored[pk]
+        prior = before.get(pk)
+        gap = scored[prior.pk].relevance - own.relevance if prior is not None and prior.pk in scored else 0.0
+        need = _linked(scorer, row, prior) if prior is not None and gap > 0 else 0.0
+        if need > 0:
+            own = scorer.rescored(own, own.relevance + scorer.p.context_share * need * gap)
+        out.append((pk, own))
+    return out
+
+
+def _linked(scorer: _Scorer, row: MemoryRow, before: MemoryRow) -> float:
+    """How much `row` takes from the memory stored before it: 0 unless both happened within
+    context_gap_s of each other (turns of one conversation), else its need."""
+    if row.occurred_at is None or before.occurred_at is None:
+        return 0.0
+    if abs(row.occurred_at - before.occurred_at) > scorer.p.context_gap_s:
+        return 0.0
+    return _need(row.body, before.body)
+
+
+def _need(text: str, before: str) -> float:
+    """How much a turn needs the one before it: all of it when that one asks a question (an
+    answer leaves out what the question said), else the less the turn says the more."""
+    if any(mark in before for mark in QUESTION_MARKS):
+        return 1.0
+    words: set[str] = set()
+    for match in _WORD.finditer(text.casefold()):
+        if match.group() not in STOPWORDS:
+            words.add(match.group())
+            if len(words) >= CONTEXT_WORDS:
+                return 0.0
+    return 1.0 - len(words) / CONTEXT_WORDS
+
+
+def _score_rows(
+    reader: StoreReader,
+    lanes: Sequence[int],
+    scorer: _Scorer,
+    query_vector: np.ndarray | None,
+    terms: list[str],
+    words_exhausted: bool,
+    rows: dict[int, MemoryRow],
+) -> dict[int, _Scored]:
+    """Both signals of memories neither search reached, scored as any candidate. When the word
+    search returned every match, a memory it did not return matches no query word."""
+    cosines: dict[int, float] = {}
+    by_lane: dict[int, list[int]] = {}
+    for pk, row in rows.items():
+        by_lane.setdefault(row.lane, []).append(pk)
+    if query_vector is not None:
+        for lane, pks in by_lane.items():
+            cosines.update(reader.cosines(lane, query_vector, pks))
+    strengths: dict[int, float] = {}
+    if terms and rows and not words_exhausted:
+        # One wide word search, not text_strengths: FTS5 scores every match for either, but a
+        # MATCH restricted to some rowids took 20-30 ms here against a few for the whole lane.
+        strengths = {pk: strength for pk, strength in reader.text_search(lanes, terms, MAX_K)[0] if pk in rows}
+    return {pk: scorer.score(_hit(row, 0.0), row.lane, cosines.get(pk), strengths.get(pk)) for pk, row in rows.items()}
+
+
+def _named(hit: Hit, copies: KeyCopies | None) -> Hit:
+    """The hit with the ids of the other stored memories of its text (what it folded)."""
+    ids = tuple(i for i in copies.ids if i != hit.id) if copies is not None else ()
+    return replace(hit, collapsed_ids=ids) if ids else hit
 
 
 def _stored_copies(

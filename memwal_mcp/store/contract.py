@@ -35,6 +35,7 @@ from .records import (
     Forgotten,
     ImportOutcome,
     ImportRow,
+    JobRequest,
     KeyCopies,
     Kind,
     Lane,
@@ -126,8 +127,15 @@ class StoreReader(Protocol):
     def memories_by_pk(self, pks: Sequence[int]) -> dict[int, MemoryRow]:
         """Live memories by key; a key that is not live is missing from the answer."""
 
+    def adjacent(self, pks: Sequence[int]) -> dict[int, tuple[MemoryRow | None, MemoryRow | None]]:
+        """For each of these live memories, the live memories of its lane created just before
+        and just after it (by created_at, then pk): a chat turn's neighbours, when turns are
+        remembered in order. A key that is not live is missing from the answer."""
+
     def memory_by_id(self, owner: str, memory_id: str) -> tuple[MemoryRow, str, str | None] | None:
-        """(row, status, retired into) of any memory of the owner with that public id."""
+        """(row, status, retired into) of any memory of the owner with that public id. Status is
+        live, retired (merged: retired into names where), superseded (`row.superseded_by` names
+        the memory that replaced it) or forgotten."""
 
     def live_by_norm_key(self, lane: int, key: str) -> list[tuple[int, str, str]]:
         """(pk, id, body) of the lane's live memories with that normalized text."""
@@ -139,7 +147,8 @@ class StoreReader(Protocol):
     ) -> dict[str, KeyCopies]:
         """For each normalized text with a live memory in the lanes, how many copies of it are
         stored (memories, and repeats recorded on them), each counted when its own instant falls
-        in [since, until]: how many copies a hit stands for, never which memory is in a window."""
+        in [since, until]: how many copies a hit stands for, never which memory is in a window.
+        `ids` names the memories counted in `rows`, oldest first."""
 
     def repeats_in_window(self, pks: Sequence[int], since: float | None, until: float | None) -> dict[int, float]:
         """pk -> the latest instant (occurred_at, else when remembered) of a repeat recorded on
@@ -156,8 +165,28 @@ class StoreReader(Protocol):
     def retired_into(self, owner: str, memory_id: str) -> list[str]: ...
 
     def list_memories(
-        self, owner: str, namespace: str | None, before: tuple[float, str] | None, since: float | None, limit: int
-    ) -> list[MemoryRow]: ...
+        self,
+        owner: str,
+        namespace: str | None,
+        before: tuple[float, str] | None,
+        since: float | None,
+        limit: int,
+        live_at: float | None = None,
+        superseded: bool = False,
+    ) -> list[MemoryRow]:
+        """The owner's live memories, newest first; with `live_at`, leaving out those whose
+        `expires_at` is at or before it; with `superseded`, the superseded memories too (their
+        rows carry `superseded_by`)."""
+
+    def expired_memories(self, owner: str, now: float, limit: int) -> list[str]:
+        """Ids of the owner's live memories whose expires_at is at or before `now`: what purge erases."""
+
+    def superseded_in(self, lanes: Sequence[int], limit: int) -> list[MemoryRow]:
+        """Superseded memories of each lane (left the indexes, as merged ones do), most recently
+        superseded first, at most `limit` per lane: what a recall with include_superseded scores."""
+
+    def superseded_by(self, owner: str, memory_id: str) -> list[str]:
+        """Ids of the owner's memories that this memory superseded (and that still are)."""
 
     def counters(self) -> dict[str, int]: ...
 
@@ -256,6 +285,21 @@ class StoreWriter(StoreReader, Protocol):
     ) -> tuple[Job, bool]:
         """The new job, or the earlier one with the same (owner, idempotency key) and True."""
 
+    def insert_jobs(self, owner: str, requests: Sequence[JobRequest], now: float) -> list[tuple[Job, bool]]:
+        """Each request filed as insert_job files one, all in one transaction, in order. Nothing
+        is stored when a request's key was used for a job that differs from it in text,
+        namespace, occurred_at, expires_at or supersedes (KeyReused names the request and field),
+        or when a supersedes id is not a live memory of the owner (NotFound for an unknown or
+        another owner's id, InvalidInput for a forgotten, merged or superseded one, naming it)."""
+
+    def insert_analysis(
+        self, owner: str, namespace: str, text: str, facts: Sequence[JobRequest], now: float
+    ) -> tuple[Job, list[tuple[Job, bool]]]:
+        """An analyze request and the facts extracted from it, in one transaction: the request
+        is a job holding the source text that is never curated (done, decision `ANALYZED`, no
+        memory; forget_memory of its id erases the text), and each fact a job as insert_jobs
+        files it, with `source_job_id` naming the request."""
+
     def claim_lane(self, holder: str, lease_s: float, now: float) -> Lane | None: ...
 
     def renew_lease(self, lane: int, holder: str, until: float) -> bool: ...
@@ -263,7 +307,14 @@ class StoreWriter(StoreReader, Protocol):
     def release_lease(self, lane: int, holder: str) -> None: ...
 
     def mark_done(self, job_id: str, decision: str, memory_id: str, now: float) -> None:
-        """Raises JobWithdrawn when a forget erased the job meanwhile."""
+        """Raises JobWithdrawn when a forget erased the job meanwhile.
+
+        The job's expiry and supersedes take effect on `memory_id`: decided `created`, the
+        memory expires when the job says; otherwise it expires at the later of the two, never
+        when either has no expiry. The live memories the job supersedes (`memory_id` itself
+        excepted) are retired with `superseded_by` = memory_id, and memory_id gets a revision
+        with its body unchanged, decision `superseded`, merged_ids naming them (undo of
+        memory_id brings them back)."""
 
     def mark_attempt_failed(self, job_id: str, error: str, retry_at: float | None, now: float) -> None: ...
 
@@ -319,9 +370,13 @@ class StoreWriter(StoreReader, Protocol):
 
     def mark_unembeddable(self, pks: Sequence[int]) -> None: ...
 
-    def forget_memory(self, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten: ...
+    def forget_memory(self, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten:
+        """A superseded memory is forgotten on its own (its text is in no other body); forgetting
+        the memory that superseded others leaves them superseded."""
 
-    def undo_last_change(self, owner: str, memory_id: str) -> tuple[str, list[str]]: ...
+    def undo_last_change(self, owner: str, memory_id: str) -> tuple[str, list[str]]:
+        """Undoing a supersede (the revision `superseded`) brings the memories it replaced back
+        live, body unchanged, with a revision `unsuperseded`; undoing that supersedes them again."""
 
     # --- tokens, reindex, import -----------------------------------------------
     def insert_token(self, digest: str, owner: str, scopes: tuple[str, ...], label: str | None) -> None: ...

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..errors import InvalidInput
+from ..errors import IdempotencyKeyReused, InvalidInput
 from ..records import Job
 
 
@@ -30,6 +30,34 @@ class MemoryRow:
     occurred_at: float | None
     lane: int
     norm_key: str
+    expires_at: float | None = None
+    superseded_by: str | None = None  # set on a superseded memory (not live): the memory that replaced it
+
+    def expired(self, now: float) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+
+@dataclass(frozen=True, slots=True)
+class JobRequest:
+    """One fact to file as a remember job (StoreWriter.insert_jobs)."""
+
+    namespace: str
+    text: str
+    idempotency_key: str | None = None
+    occurred_at: float | None = None
+    expires_at: float | None = None
+    supersedes: tuple[str, ...] = ()
+
+
+class KeyReused(IdempotencyKeyReused):
+    """Request `index` of an insert_jobs call names an idempotency key already used for a job
+    that differs in `field`: the call stores nothing."""
+
+    def __init__(self, index: int, key: str, field: str) -> None:
+        super().__init__(
+            f"idempotency_key {key!r} was already used for a different {field}; use a new key for a new fact"
+        )
+        self.index, self.key, self.field = index, key, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +67,7 @@ class KeyCopies:
     rows: int  # live memories with that text
     occurrences: int  # exact repeats recorded on them
     folded_by_llm: int  # proposals a curation model folded into them (SKIP)
+    ids: tuple[str, ...] = ()  # the public ids of the `rows` memories
 
     @property
     def total(self) -> int:
@@ -73,6 +102,7 @@ class QueuedJob:
     attempts: int
     created_at: float
     occurred_at: float | None
+    expires_at: float | None = None
 
 
 class JobWithdrawn(Exception):
@@ -129,6 +159,10 @@ class MemoryRecord:
     occurred_at: float | None
     created_at: float
     updated_at: float
+    expires_at: float | None = None
+    # A retired memory with superseded_by was replaced by that memory (not merged into it:
+    # retired_into is then None).
+    superseded_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

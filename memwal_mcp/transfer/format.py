@@ -25,7 +25,9 @@ from ..store.records import KINDS, ImportRow, Kind, LaneRow, MemoryRecord, Revis
 from ..validation import EARLIEST_EPOCH_S, LATEST_EPOCH_S
 
 FORMAT = "memwal-export"
-VERSION = 1
+# 2: jobs carry expires_at, supersedes and source_job_id (and an analyze request is a job decided
+# 'analyzed'); memories carry expires_at and superseded_by. A version-1 file has none of them.
+VERSION = 2
 
 InputKind = Literal["memwal", "memory-json", "text"]
 
@@ -90,6 +92,9 @@ class JobLine(_Record):
     occurred_at: Time | None = None
     created_at: Time
     updated_at: Time
+    expires_at: Time | None = None
+    supersedes: list[Id] = []
+    source_job_id: Id | None = None
 
     @classmethod
     def of(cls, job: Job) -> JobLine:
@@ -107,6 +112,9 @@ class JobLine(_Record):
             occurred_at=job.occurred_at,
             created_at=job.created_at,
             updated_at=job.updated_at,
+            expires_at=job.expires_at,
+            supersedes=list(job.supersedes),
+            source_job_id=job.source_job_id,
         )
 
     def row(self) -> Job:
@@ -124,6 +132,9 @@ class JobLine(_Record):
             self.created_at,
             self.updated_at,
             self.occurred_at,
+            self.expires_at,
+            tuple(self.supersedes),
+            self.source_job_id,
         )
 
 
@@ -140,6 +151,8 @@ class MemoryLine(_Record):
     occurred_at: Time | None = None
     created_at: Time
     updated_at: Time
+    expires_at: Time | None = None
+    superseded_by: Id | None = None  # a retired memory replaced by this one (retired_into is then null)
 
     @classmethod
     def of(cls, memory: MemoryRecord) -> MemoryLine:

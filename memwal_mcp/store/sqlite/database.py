@@ -66,10 +66,16 @@ class Database:
             raise StoreUnavailable(f"cannot create the database folder {self.path.parent}: {exc}") from exc
         sqlite_module()  # fail early with the install hint if no usable SQLite exists
         self._writer = await aiosqlite.Connection(lambda: connect(self.path), iter_chunk_size=64)
-        applied = await self.write(apply_migrations)
-        if applied:
-            log.info("database %s: applied migrations %s", self.path, ", ".join(applied))
-        self._reader = await aiosqlite.Connection(lambda: connect(self.path), iter_chunk_size=64)
+        try:
+            applied = await self.write(apply_migrations)
+            if applied:
+                log.info("database %s: applied migrations %s", self.path, ", ".join(applied))
+            self._reader = await aiosqlite.Connection(lambda: connect(self.path), iter_chunk_size=64)
+        except BaseException:
+            # A refused or failed open must not leave a connection's thread behind: the process
+            # would hang at exit instead of reporting the error.
+            await self.close()
+            raise
 
     async def close(self) -> None:
         task, self._wal_retry = self._wal_retry, None

@@ -12,11 +12,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
+from ...records import ANALYZED
 from ..records import Problem
 from .integrity_common import _capped
 
 # Decisions a done job may carry (curation/apply.py, curation/plan.py, lifecycle.forget_memory).
-DECISIONS = ("created", "occurrence", "skipped", "updated", "consolidated", "appended", "forgotten")
+DECISIONS = ("created", "occurrence", "skipped", "updated", "consolidated", "appended", "forgotten", ANALYZED)
 MERGE_DECISIONS = ("updated", "consolidated", "appended")
 # A queued job older than this means no worker is curating its lane.
 STALE_QUEUE_S = 3600.0
@@ -25,6 +26,8 @@ STALE_QUEUE_S = 3600.0
 # A job forgotten before it was curated (by its id, or as a queued repeat or copy of what a
 # forget erased) is done, decided 'forgotten', and names no memory: it never became one.
 _FORGOTTEN_UNCURATED = "(j.status = 'done' AND j.decision = 'forgotten' AND j.memory_id IS NULL)"
+# An analyze request holds its source text and is never curated: done, and in no memory.
+_ANALYZE_REQUEST = f"(j.status = 'done' AND j.decision = '{ANALYZED}' AND j.memory_id IS NULL)"
 
 
 def _done_jobs_without_memory(conn: sqlite3.Connection) -> Iterator[Problem]:
@@ -32,7 +35,8 @@ def _done_jobs_without_memory(conn: sqlite3.Connection) -> Iterator[Problem]:
     rows = conn.execute(
         "SELECT j.id, j.decision, j.memory_id FROM remember_jobs j"
         " LEFT JOIN memories m ON m.id = j.memory_id"
-        f" WHERE j.status = 'done' AND m.id IS NULL AND NOT {_FORGOTTEN_UNCURATED} ORDER BY j.seq"
+        f" WHERE j.status = 'done' AND m.id IS NULL AND NOT {_FORGOTTEN_UNCURATED} AND NOT {_ANALYZE_REQUEST}"
+        " ORDER BY j.seq"
     ).fetchall()
 
     def make(job: str, decision: str | None, memory: str | None) -> Problem:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from ..records import Problem
 from .integrity_common import _cap, _capped, _table_exists
+from .revisions import SUPERSEDED, UNSUPERSEDED
 
 
 def _memories_without_their_source(conn: sqlite3.Connection) -> Iterator[Problem]:
@@ -56,13 +57,39 @@ def _occurrence_counts(conn: sqlite3.Connection) -> Iterator[Problem]:
     )
 
 
+def _supersessions(conn: sqlite3.Connection) -> list[Problem]:
+    """A superseded memory is retired, merged into nothing, and replaced by a memory of its own owner."""
+    found: list[Problem] = []
+    for memory, status, owner, into, by, b_owner in conn.execute(
+        "SELECT m.id, m.status, m.owner, m.retired_into, m.superseded_by, b.owner"
+        " FROM memories m LEFT JOIN memories b ON b.id = m.superseded_by"
+        " WHERE m.superseded_by IS NOT NULL AND m.status != 'forgotten' ORDER BY m.rowid"
+    ).fetchall():
+        if status != "retired" or into is not None:
+            detail = f"superseded by {by}, yet {status}" + (f" and merged into {into}" if into else "")
+            found.append(Problem("error", "superseded_not_retired", detail, "memories", memory))
+        elif b_owner is None:
+            found.append(
+                Problem(
+                    "error", "superseded_by_missing", f"superseded by {by}, which does not exist", "memories", memory
+                )
+            )
+        elif b_owner != owner:
+            found.append(
+                Problem(
+                    "error", "superseded_by_crossed", f"superseded by {by} of owner {b_owner!r}", "memories", memory
+                )
+            )
+    return found
+
+
 def _retirements(conn: sqlite3.Connection) -> Iterator[Problem]:
     rows = conn.execute(
         "SELECT m.id, m.status, m.owner, m.lane_id, m.retired_into, t.id, t.owner, t.lane_id, t.status"
         " FROM memories m LEFT JOIN memories t ON t.id = m.retired_into"
-        " WHERE m.retired_into IS NOT NULL OR m.status = 'retired' ORDER BY m.rowid"
+        " WHERE (m.retired_into IS NOT NULL OR m.status = 'retired') AND m.superseded_by IS NULL ORDER BY m.rowid"
     ).fetchall()
-    found: list[Problem] = []
+    found: list[Problem] = _supersessions(conn)
     chains: dict[str, str] = {}
     for memory, status, owner, lane, into, target, t_owner, t_lane, t_status in rows:
         if status == "retired" and into is None:
@@ -202,14 +229,16 @@ def _revisions(conn: sqlite3.Connection) -> Iterator[Problem]:
     yield from _capped(rows, make)
     # merged_ids names the memories a CONSOLIDATE retired (undo brings them back): one lane's, always.
     crossed = []
-    for revision, merged, m_owner, m_lane in conn.execute(
-        "SELECT r.id, r.merged_ids, m.owner, m.lane_id FROM memory_revisions r"
+    for revision, merged, m_owner, m_lane, decision in conn.execute(
+        "SELECT r.id, r.merged_ids, m.owner, m.lane_id, r.decision FROM memory_revisions r"
         " JOIN memories m ON m.rowid = r.memory_rowid WHERE r.merged_ids IS NOT NULL AND r.merged_ids != ''"
         " ORDER BY r.id"
     ).fetchall():
         for merged_id in merged.split(","):
             found = conn.execute("SELECT owner, lane_id FROM memories WHERE id = ?", (merged_id,)).fetchone()
-            if found is not None and (found[0] != m_owner or found[1] != m_lane):
+            # A supersede may replace a memory of another namespace of the same owner.
+            lane_wall = decision not in (SUPERSEDED, UNSUPERSEDED)
+            if found is not None and (found[0] != m_owner or (lane_wall and found[1] != m_lane)):
                 crossed.append((revision, merged_id, found[0], found[1], m_owner, m_lane))
     yield from _capped(
         crossed,

@@ -2,24 +2,57 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 import sqlite3
 from collections.abc import Sequence
 
-from ...records import Job
+from ...errors import InvalidInput, NotFound
+from ...records import ANALYZED, Job
 from ..leases import holder_is_dead
-from ..records import JobWithdrawn, Lane, QueuedJob
-from . import fts
+from ..records import JobRequest, JobWithdrawn, KeyReused, Lane, QueuedJob
+from . import fts, migrations, revisions
 from .database import transaction
 
-_JOB_COLUMNS = (
+log = logging.getLogger(__name__)
+
+JOB_COLUMNS = (
     "id, owner, namespace, text, idempotency_key, status, attempts, decision, memory_id, error, created_at, updated_at,"
-    " occurred_at"
+    " occurred_at, expires_at, supersedes, source_job_id"
 )
 
 
 def _job(row: Sequence) -> Job:
-    return Job(*row)
+    (job_id, owner, namespace, text, key, status, attempts, decision, memory_id, error) = row[:10]
+    created_at, updated_at, occurred_at, expires_at, supersedes, source = row[10:]
+    return Job(
+        job_id,
+        owner,
+        namespace,
+        text,
+        key,
+        status,
+        attempts,
+        decision,
+        memory_id,
+        error,
+        created_at,
+        updated_at,
+        occurred_at,
+        expires_at,
+        ids_of(supersedes),
+        source,
+    )
+
+
+def job_of(row: Sequence) -> Job:
+    """A job from a row of JOB_COLUMNS."""
+    return _job(row)
+
+
+def ids_of(column: str | None) -> tuple[str, ...]:
+    """Memory ids kept comma-separated in one column (ids never hold a comma)."""
+    return tuple(column.split(",")) if column else ()
 
 
 def new_job_id() -> str:
@@ -63,27 +96,136 @@ def insert_job(
 ) -> tuple[Job, bool]:
     """Insert a job, or return the job already filed under (owner, key). Returns (job, replayed)."""
     with transaction(conn):
-        if idempotency_key is not None:
-            row = conn.execute(
-                f"SELECT {_JOB_COLUMNS} FROM remember_jobs WHERE owner = ? AND idempotency_key = ?",
-                (owner, idempotency_key),
-            ).fetchone()
-            if row and row[7] == "forgotten":
-                # Erased before forget released keys (older versions): its text is gone, so the
-                # key names nothing kept any more; this call files the fact anew.
-                conn.execute("UPDATE remember_jobs SET idempotency_key = NULL WHERE id = ?", (row[0],))
-            elif row:
-                return _job(row), True
+        return _insert(conn, owner, JobRequest(namespace, text, idempotency_key, occurred_at), now)
+
+
+def insert_jobs(
+    conn: sqlite3.Connection, owner: str, requests: Sequence[JobRequest], now: float
+) -> list[tuple[Job, bool]]:
+    """All the requests in one transaction, each as insert_job files one; a key already used
+    for a job that differs from its request (KeyReused), or a supersedes id that names no live
+    memory of the owner, stores nothing."""
+    with transaction(conn):
+        filed = []
+        for index, request in enumerate(requests):
+            job, replayed = _insert(conn, owner, request, now)
+            if replayed:
+                _same_request(index, request, job)
+            filed.append((job, replayed))
+        return filed
+
+
+def insert_analysis(
+    conn: sqlite3.Connection, owner: str, namespace: str, text: str, facts: Sequence[JobRequest], now: float
+) -> tuple[Job, list[tuple[Job, bool]]]:
+    """The analyze request (the source text, kept in the journal and never curated) and the
+    facts extracted from it, each a remember job naming it, in one transaction."""
+    with transaction(conn):
         lane = ensure_lane(conn, owner, namespace)
-        job_id = new_job_id()
+        request_id = new_job_id()
         conn.execute(
-            "INSERT INTO remember_jobs"
-            " (id, owner, namespace, lane_id, text, idempotency_key, occurred_at, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (job_id, owner, namespace, lane, text, idempotency_key, occurred_at, now, now),
+            "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, status, decision, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, 'done', ?, ?, ?)",
+            (request_id, owner, namespace, lane, text, ANALYZED, now, now),
         )
-    job = Job(job_id, owner, namespace, text, idempotency_key, "queued", 0, None, None, None, now, now, occurred_at)
+        request = Job(request_id, owner, namespace, text, None, "done", 0, ANALYZED, None, None, now, now)
+        filed = []
+        for index, fact in enumerate(facts):
+            job, replayed = _insert(conn, owner, fact, now, source=request_id)
+            if replayed:
+                _same_request(index, fact, job)
+            filed.append((job, replayed))
+        return request, filed
+
+
+def _same_request(index: int, request: JobRequest, job: Job) -> None:
+    for name, same in (
+        ("text", job.text == request.text),
+        ("namespace", job.namespace == request.namespace),
+        ("occurred_at", job.occurred_at == request.occurred_at),
+        ("expires_at", job.expires_at == request.expires_at),
+        ("supersedes", job.supersedes == request.supersedes),
+    ):
+        if not same:
+            assert request.idempotency_key is not None  # only a key replays a job
+            raise KeyReused(index, request.idempotency_key, name)
+
+
+def _insert(
+    conn: sqlite3.Connection, owner: str, request: JobRequest, now: float, source: str | None = None
+) -> tuple[Job, bool]:
+    """Inside the caller's transaction: the job, or the one already filed under its key (True)."""
+    key = request.idempotency_key
+    if key is not None:
+        row = conn.execute(
+            f"SELECT {JOB_COLUMNS} FROM remember_jobs WHERE owner = ? AND idempotency_key = ?", (owner, key)
+        ).fetchone()
+        if row and row[7] == "forgotten":
+            # Erased before forget released keys (older versions): its text is gone, so the
+            # key names nothing kept any more; this call files the fact anew.
+            conn.execute("UPDATE remember_jobs SET idempotency_key = NULL WHERE id = ?", (row[0],))
+        elif row:
+            return _job(row), True
+    for memory_id in request.supersedes:
+        _check_supersedable(conn, owner, memory_id)
+    lane = ensure_lane(conn, owner, request.namespace)
+    job_id = new_job_id()
+    conn.execute(
+        "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, idempotency_key, occurred_at, expires_at,"
+        " supersedes, source_job_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            job_id,
+            owner,
+            request.namespace,
+            lane,
+            request.text,
+            key,
+            request.occurred_at,
+            request.expires_at,
+            ",".join(request.supersedes) or None,
+            source,
+            now,
+            now,
+        ),
+    )
+    job = Job(
+        job_id,
+        owner,
+        request.namespace,
+        request.text,
+        key,
+        "queued",
+        0,
+        None,
+        None,
+        None,
+        now,
+        now,
+        request.occurred_at,
+        request.expires_at,
+        request.supersedes,
+        source,
+    )
     return job, False
+
+
+def _check_supersedable(conn: sqlite3.Connection, owner: str, memory_id: str) -> None:
+    """A fact can replace only a live memory of its own owner; another owner's id is as unknown
+    as one that never existed (the wall says nothing about what is behind it)."""
+    row = conn.execute(
+        "SELECT status, retired_into, superseded_by FROM memories WHERE owner = ? AND id = ?", (owner, memory_id)
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"supersedes names {memory_id!r}, which is no memory of yours; nothing was stored")
+    status, into, by = row
+    if status == "forgotten":
+        raise InvalidInput(f"supersedes names {memory_id!r}, which was forgotten; nothing was stored")
+    if by is not None:
+        raise InvalidInput(f"supersedes names {memory_id!r}, which {by!r} already superseded; nothing was stored")
+    if status != "live":
+        raise InvalidInput(
+            f"supersedes names {memory_id!r}, which was merged into {into!r}: supersede {into!r}; nothing was stored"
+        )
 
 
 def jobs_by_id(conn: sqlite3.Connection, owner: str, job_ids: Sequence[str]) -> dict[str, Job]:
@@ -92,7 +234,7 @@ def jobs_by_id(conn: sqlite3.Connection, owner: str, job_ids: Sequence[str]) -> 
         return {}
     marks = ",".join("?" * len(job_ids))
     rows = conn.execute(
-        f"SELECT {_JOB_COLUMNS} FROM remember_jobs WHERE owner = ? AND id IN ({marks})", (owner, *job_ids)
+        f"SELECT {JOB_COLUMNS} FROM remember_jobs WHERE owner = ? AND id IN ({marks})", (owner, *job_ids)
     ).fetchall()
     return {row[0]: _job(row) for row in rows}
 
@@ -112,7 +254,7 @@ def still_queued(conn: sqlite3.Connection, job_ids: Sequence[str]) -> set[str]:
     return found
 
 
-_QUEUED_COLUMNS = "seq, id, owner, namespace, lane_id, text, attempts, created_at, occurred_at"
+_QUEUED_COLUMNS = "seq, id, owner, namespace, lane_id, text, attempts, created_at, occurred_at, expires_at"
 
 
 def queued_mark(conn: sqlite3.Connection, lanes: Sequence[int]) -> int | None:
@@ -179,8 +321,11 @@ def has_due_jobs(conn: sqlite3.Connection, now: float) -> bool:
 
 
 def claim_lane(conn: sqlite3.Connection, holder: str, lease_s: float, now: float) -> Lane | None:
-    """Lease one lane that has due jobs and no live lease; the oldest waiting work first."""
+    """Lease one lane that has due jobs and no live lease; the oldest waiting work first.
+    None once a newer memwal-mcp has migrated the file: its jobs are left queued for it."""
     with transaction(conn):
+        if _outdated(conn):
+            return None
         rows = conn.execute(
             "SELECT l.id, l.owner, l.namespace, l.lease_holder, l.lease_expires_at"
             " FROM (SELECT lane_id, MIN(seq) AS first FROM remember_jobs"
@@ -200,11 +345,25 @@ def claim_lane(conn: sqlite3.Connection, holder: str, lease_s: float, now: float
 
 
 def renew_lease(conn: sqlite3.Connection, lane: int, holder: str, until: float) -> bool:
-    """Extend our lease; False if it was lost (expired and taken by another worker)."""
+    """Extend our lease; False if it was lost (expired and taken by another worker), or if a
+    newer memwal-mcp has migrated the file meanwhile (curation then stops as on a lost lease,
+    before it writes anything, instead of failing jobs on tables that changed)."""
+    if _outdated(conn):
+        return False
     cursor = conn.execute(
         "UPDATE lanes SET lease_expires_at = ? WHERE id = ? AND lease_holder = ?", (until, lane, holder)
     )
     return cursor.rowcount == 1
+
+
+def _outdated(conn: sqlite3.Connection) -> bool:
+    if not migrations.upgraded_since(conn):
+        return False
+    log.error(
+        "a newer memwal-mcp has upgraded this database; this server no longer curates (its jobs stay queued "
+        "for the newer version): restart it with the newer memwal-mcp"
+    )
+    return True
 
 
 def release_lease(conn: sqlite3.Connection, lane: int, holder: str) -> None:
@@ -217,7 +376,7 @@ def release_lease(conn: sqlite3.Connection, lane: int, holder: str) -> None:
 def next_batch(conn: sqlite3.Connection, lane: int, limit: int, now: float, after_seq: int = 0) -> list[QueuedJob]:
     """Due queued jobs of the lane in arrival order, after `after_seq` (the batch being worked on)."""
     rows = conn.execute(
-        "SELECT seq, id, owner, namespace, lane_id, text, attempts, created_at, occurred_at FROM remember_jobs"
+        f"SELECT {_QUEUED_COLUMNS} FROM remember_jobs"
         " WHERE lane_id = ? AND status = 'queued' AND next_attempt_at <= ? AND seq > ? ORDER BY seq LIMIT ?",
         (lane, now, after_seq, limit),
     ).fetchall()
@@ -225,14 +384,32 @@ def next_batch(conn: sqlite3.Connection, lane: int, limit: int, now: float, afte
 
 
 def mark_done(conn: sqlite3.Connection, job_id: str, decision: str, memory_id: str, now: float) -> None:
-    """Call in the transaction that applied the job, so a job erased meanwhile rolls it back."""
+    """Call in the transaction that applied the job, so a job erased meanwhile rolls it back.
+
+    The job's expiry and supersedes take effect on the memory it ended in, here, so every way
+    curation decides (create, repeat, merge) gives them the same meaning."""
     done = conn.execute(
         "UPDATE remember_jobs SET status = 'done', decision = ?, memory_id = ?, error = NULL, updated_at = ?"
-        " WHERE id = ? AND status = 'queued'",
+        " WHERE id = ? AND status = 'queued' RETURNING owner, expires_at, supersedes",
         (decision, memory_id, now, job_id),
-    ).rowcount
-    if done != 1:
+    ).fetchall()
+    if len(done) != 1:
         raise JobWithdrawn(f"job {job_id} left the queue while it was curated; nothing of it is applied")
+    owner, expires_at, supersedes = done[0]
+    # Each statement matches no row in the common case (no expiry anywhere), so it writes nothing.
+    if decision == "created":
+        if expires_at is not None:
+            conn.execute("UPDATE memories SET expires_at = ? WHERE id = ?", (expires_at, memory_id))
+    elif expires_at is None:  # said again without an end: it has none
+        conn.execute("UPDATE memories SET expires_at = NULL WHERE id = ? AND expires_at IS NOT NULL", (memory_id,))
+    else:  # said again with an end: it holds until the later one
+        conn.execute(
+            "UPDATE memories SET expires_at = ? WHERE id = ? AND expires_at IS NOT NULL AND expires_at < ?",
+            (expires_at, memory_id, expires_at),
+        )
+    replaced = [other for other in ids_of(supersedes) if other != memory_id]
+    if replaced:
+        revisions.supersede(conn, owner, replaced, memory_id, job_id, now)
 
 
 def mark_attempt_failed(conn: sqlite3.Connection, job_id: str, error: str, retry_at: float | None, now: float) -> None:
@@ -262,7 +439,7 @@ def jobs_for_memories(conn: sqlite3.Connection, owner: str, memory_ids: Sequence
         return []
     marks = ",".join("?" * len(memory_ids))
     rows = conn.execute(
-        f"SELECT {_JOB_COLUMNS} FROM remember_jobs WHERE owner = ? AND memory_id IN ({marks})"
+        f"SELECT {JOB_COLUMNS} FROM remember_jobs WHERE owner = ? AND memory_id IN ({marks})"
         " ORDER BY created_at DESC, seq DESC",
         (owner, *memory_ids),
     ).fetchall()

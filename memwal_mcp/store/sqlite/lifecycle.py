@@ -132,13 +132,14 @@ def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str, retired_
 def _erase(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bool) -> Forgotten:
     with transaction(conn):
         row = conn.execute(
-            "SELECT namespace, status, lane_id, retired_into FROM memories WHERE owner = ? AND id = ?",
+            "SELECT namespace, status, lane_id, retired_into, superseded_by FROM memories WHERE owner = ? AND id = ?",
             (owner, memory_id),
         ).fetchone()
         if row is None:
             raise NotFound(f"no memory with id {memory_id!r}")
-        namespace, status, lane, into = row
-        if status == "retired" and not retired_too:
+        namespace, status, lane, into, superseded_by = row
+        # A superseded memory's text is in no other body: it can be forgotten on its own.
+        if status == "retired" and superseded_by is None and not retired_too:
             # Its text lives on in the body it was merged into: erasing only this row would
             # report the fact forgotten while recall still finds it.
             raise InvalidInput(
@@ -259,6 +260,13 @@ def undo_last_change(conn: sqlite3.Connection, owner: str, memory_id: str) -> tu
         now = time.time()
         listed = list(undoable.merged_ids)
         restored: list[str] = []
+        if undoable.decision == revisions.SUPERSEDED:  # the body stayed; what it replaced comes back
+            restored = [i for i in listed if revisions.unsupersede(conn, owner, i, memory_id)]
+            revisions.note(conn, owner, memory_id, revisions.UNSUPERSEDED, undoable.job_id, restored, now)
+            return undoable.body, restored
+        if undoable.decision == revisions.UNSUPERSEDED:  # redo: replaced again
+            revisions.supersede(conn, owner, listed, memory_id, undoable.job_id, now)
+            return undoable.body, []
         if undoable.decision == "undone":
             # Redo: what the undo brought back is folded in again, as a CONSOLIDATE folds.
             for other in listed:
@@ -296,13 +304,13 @@ def _split_proposal(conn: sqlite3.Connection, owner: str, memory_id: str, job_id
     """The proposal a merge folded into `memory_id`, as its own live memory (its vector queued),
     and its job pointing at it: the id, or None if the job no longer ends there."""
     job = conn.execute(
-        "SELECT namespace, lane_id, text, occurred_at, created_at FROM remember_jobs"
+        "SELECT namespace, lane_id, text, occurred_at, created_at, expires_at FROM remember_jobs"
         " WHERE id = ? AND owner = ? AND memory_id = ? AND status = 'done' AND text != ''",
         (job_id, owner, memory_id),
     ).fetchone()
     if job is None:
         return None
-    namespace, lane, text, occurred_at, created_at = job
+    namespace, lane, text, occurred_at, created_at, expires_at = job
     _, split = memories.create_memory(
         conn,
         owner=owner,
@@ -321,4 +329,5 @@ def _split_proposal(conn: sqlite3.Connection, owner: str, memory_id: str, job_id
         "UPDATE remember_jobs SET decision = 'created', memory_id = ?, updated_at = ? WHERE id = ?",
         (split, now, job_id),
     )
+    conn.execute("UPDATE memories SET expires_at = ? WHERE id = ?", (expires_at, split))
     return split

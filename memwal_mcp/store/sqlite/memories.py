@@ -20,8 +20,10 @@ from . import fts
 from .vectors import _blob, vector_table
 
 _MEMORY_COLUMNS = (
-    "rowid, id, owner, namespace, body, occurrences, created_at, updated_at, occurred_at, lane_id, norm_key"
+    "rowid, id, owner, namespace, body, occurrences, created_at, updated_at, occurred_at, lane_id, norm_key,"
+    " expires_at, superseded_by"
 )
+_ROW_FIELDS = 13
 
 
 def new_memory_id() -> str:
@@ -207,7 +209,8 @@ def copies_by_key(
         chunk = keys[start : start + 500]
         marks = ",".join(f":k{i}" for i in range(len(chunk)))
         rows = conn.execute(
-            "WITH m AS (SELECT id, norm_key, occurrences, COALESCE(occurred_at, created_at) AS at FROM memories"
+            "WITH m AS (SELECT rowid AS pk, id, norm_key, occurrences, COALESCE(occurred_at, created_at) AS at"
+            " FROM memories"
             f"  WHERE lane_id IN ({lane_marks}) AND status = 'live' AND norm_key IN ({marks})),"
             " j AS (SELECT m.id AS mid, r.decision AS decision, COALESCE(r.occurred_at, r.created_at) AS at"
             "  FROM m JOIN remember_jobs r ON r.memory_id = m.id WHERE r.decision IN (:exact, :llm)),"
@@ -215,16 +218,17 @@ def copies_by_key(
             f"  SUM(decision = :exact AND {_in_window('at')}) AS exact,"
             f"  SUM(decision = :llm AND {_in_window('at')}) AS llm FROM j GROUP BY mid)"
             " SELECT m.norm_key, m.occurrences, COALESCE(t.tracked, 0), COALESCE(t.exact, 0),"
-            f"  COALESCE(t.llm, 0), {_in_window('m.at')} FROM m LEFT JOIN t ON t.mid = m.id",
+            f"  COALESCE(t.llm, 0), {_in_window('m.at')}, m.id FROM m LEFT JOIN t ON t.mid = m.id ORDER BY m.pk",
             {**params, **{f"k{i}": key for i, key in enumerate(chunk)}},
         ).fetchall()
-        for key, occurrences, tracked, exact, llm, row_in_window in rows:
+        for key, occurrences, tracked, exact, llm, row_in_window, memory_id in rows:
             untracked = max(0, occurrences - tracked) if row_in_window else 0
             before = found.get(key, KeyCopies(0, 0, 0))
             found[key] = KeyCopies(
                 before.rows + int(bool(row_in_window)),
                 before.occurrences + exact + untracked,
                 before.folded_by_llm + llm,
+                (*before.ids, memory_id) if row_in_window else before.ids,
             )
     return found
 
@@ -265,15 +269,47 @@ def memories_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[i
     return {row[0]: MemoryRow(*row) for row in rows}
 
 
+def adjacent(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[MemoryRow | None, MemoryRow | None]]:
+    """rowid -> (the live memory of its lane created just before it, just after it); each a
+    seek on memories_lane_created, whose entries end in the rowid."""
+    if not rowids:
+        return {}
+    wanted = sorted(set(rowids))
+    marks = ",".join("?" * len(wanted))
+    pairs = conn.execute(
+        f"""SELECT m.rowid,
+                (SELECT p.rowid FROM memories p
+                  WHERE p.lane_id = m.lane_id AND p.status = 'live' AND (p.created_at, p.rowid) < (m.created_at, m.rowid)
+                  ORDER BY p.created_at DESC, p.rowid DESC LIMIT 1),
+                (SELECT n.rowid FROM memories n
+                  WHERE n.lane_id = m.lane_id AND n.status = 'live' AND (n.created_at, n.rowid) > (m.created_at, m.rowid)
+                  ORDER BY n.created_at, n.rowid LIMIT 1)
+            FROM memories m WHERE m.status = 'live' AND m.rowid IN ({marks})""",
+        wanted,
+    ).fetchall()
+    rows = memories_by_rowid(
+        conn, sorted({pk for _, before, after in pairs for pk in (before, after) if pk is not None})
+    )
+    return {
+        pk: (rows.get(before) if before is not None else None, rows.get(after) if after is not None else None)
+        for pk, before, after in pairs
+    }
+
+
 def memory_by_id(conn: sqlite3.Connection, owner: str, memory_id: str) -> tuple[MemoryRow, str, str | None] | None:
-    """(row, status, retired_into) of the owner's memory with this id, whatever its status."""
+    """(row, status, retired_into) of the owner's memory with this id, whatever its status; a
+    retired memory that was replaced rather than merged is 'superseded'."""
     row = conn.execute(
         f"SELECT {_MEMORY_COLUMNS}, status, retired_into FROM memories WHERE owner = ? AND id = ?",
         (owner, memory_id),
     ).fetchone()
     if row is None:
         return None
-    return MemoryRow(*row[:11]), row[11], row[12]
+    memory = MemoryRow(*row[:_ROW_FIELDS])
+    status = row[_ROW_FIELDS]
+    if status == "retired" and memory.superseded_by is not None:
+        status = "superseded"
+    return memory, status, row[_ROW_FIELDS + 1]
 
 
 def list_memories(
@@ -283,10 +319,19 @@ def list_memories(
     before: tuple[float, str] | None,
     since: float | None,
     limit: int,
+    live_at: float | None = None,
+    superseded: bool = False,
 ) -> list[MemoryRow]:
-    """The owner's live memories, newest first, after the (created_at, id) position `before`."""
-    clauses: list[str] = ["owner = ?", "status = 'live'"]
+    """The owner's live memories, newest first, after the (created_at, id) position `before`;
+    with `live_at`, not those expired by then; with `superseded`, the superseded ones too."""
+    clauses: list[str] = [
+        "owner = ?",
+        "(status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL))" if superseded else "status = 'live'",
+    ]
     params: list[object] = [owner]
+    if live_at is not None:
+        clauses.append("(expires_at IS NULL OR expires_at > ?)")
+        params.append(live_at)
     if namespace is not None:
         clauses.append("namespace = ?")
         params.append(namespace)
@@ -305,3 +350,28 @@ def list_memories(
         (*params, limit),
     ).fetchall()
     return [MemoryRow(*row) for row in rows]
+
+
+def expired_memories(conn: sqlite3.Connection, owner: str, now: float, limit: int) -> list[str]:
+    """Ids of the owner's live memories expired by `now`, soonest expired first."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM memories WHERE owner = ? AND status = 'live' AND expires_at IS NOT NULL"
+            " AND expires_at <= ? ORDER BY expires_at, id LIMIT ?",
+            (owner, now, limit),
+        )
+    ]
+
+
+def superseded_in(conn: sqlite3.Connection, lanes: Sequence[int], limit: int) -> list[MemoryRow]:
+    """The superseded memories of each lane, most recently superseded first, at most `limit` per lane."""
+    found: list[MemoryRow] = []
+    for lane in lanes:
+        rows = conn.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE lane_id = ? AND status = 'retired'"
+            " AND superseded_by IS NOT NULL ORDER BY updated_at DESC, rowid DESC LIMIT ?",
+            (lane, limit),
+        ).fetchall()
+        found.extend(MemoryRow(*row) for row in rows)
+    return found

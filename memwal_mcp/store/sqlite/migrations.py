@@ -6,6 +6,7 @@ leaves the database at the previous version. Shipped migrations are never edited
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 import time
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...errors import StoreUnavailable
 from . import fts
 
 _NAME = re.compile(r"^(\d+)_[\w-]+\.sql$")
@@ -53,6 +55,19 @@ def load_migrations(folder: Path | None = None) -> list[Migration]:
     return found
 
 
+@functools.cache
+def shipped_version() -> int:
+    """The newest migration this version ships."""
+    return max((m.version for m in load_migrations()), default=0)
+
+
+def upgraded_since(conn: sqlite3.Connection) -> bool:
+    """Whether a newer memwal-mcp has migrated the file since this process opened it (a server
+    left running through an upgrade): its writes would be to tables that changed."""
+    (newest,) = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
+    return bool(newest > shipped_version())
+
+
 def _split_statements(sql: str) -> list[str]:
     """Split a script into complete statements (executescript would commit on its own)."""
     statements: list[str] = []
@@ -74,8 +89,10 @@ def apply_migrations(conn: sqlite3.Connection, folder: Path | None = None) -> li
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
         " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
     )
+    migrations = load_migrations(folder)
+    _refuse_newer(conn, migrations)
     applied: list[str] = []
-    for migration in load_migrations(folder):
+    for migration in migrations:
         conn.execute("BEGIN IMMEDIATE")
         try:
             done = conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)).fetchone()
@@ -96,3 +113,17 @@ def apply_migrations(conn: sqlite3.Connection, folder: Path | None = None) -> li
             raise
         applied.append(migration.name)
     return applied
+
+
+def _refuse_newer(conn: sqlite3.Connection, known: list[Migration]) -> None:
+    """A file a newer memwal-mcp has migrated is not this version's to use: its code would
+    read and write tables that are gone or changed (and fail the jobs it curates)."""
+    newest = max((m.version for m in known), default=0)
+    row = conn.execute(
+        "SELECT version, name FROM schema_migrations WHERE version > ? ORDER BY version DESC LIMIT 1", (newest,)
+    ).fetchone()
+    if row is not None:
+        raise StoreUnavailable(
+            f"this database was upgraded by a newer memwal-mcp (migration {row[1]}); this version knows migrations "
+            f"up to {newest}: run the newer memwal-mcp on it"
+        )

@@ -109,3 +109,88 @@ def unretire(conn: sqlite3.Connection, owner: str, memory_id: str, from_id: str)
     )
     fts.add(conn, lane, rowid, body)
     return True
+
+
+# --- supersede ---------------------------------------------------------------
+
+# The revision decision of a memory that superseded others (its body unchanged; merged_ids
+# names them), and of an undo that brought them back: undoing one does the other again.
+SUPERSEDED = "superseded"
+UNSUPERSEDED = "unsuperseded"
+
+
+def supersede(
+    conn: sqlite3.Connection, owner: str, memory_ids: Sequence[str], by_id: str, job_id: str | None, now: float
+) -> list[str]:
+    """Retire the owner's live memories among `memory_ids` as replaced by `by_id` (any namespace of
+    the owner): body and history stay, they leave the indexes, and `by_id` gets a revision naming
+    them, so undoing it brings them back. Returns those superseded (one merged or forgotten since
+    the fact was filed is left as it is)."""
+    done: list[str] = []
+    for memory_id in dict.fromkeys(memory_ids):
+        row = conn.execute(
+            "SELECT rowid, lane_id FROM memories WHERE owner = ? AND id = ? AND status = 'live' AND id != ?",
+            (owner, memory_id, by_id),
+        ).fetchone()
+        if row is None:
+            continue
+        rowid, lane = row
+        conn.execute(
+            "UPDATE memories SET status = 'retired', superseded_by = ?, updated_at = ? WHERE rowid = ?",
+            (by_id, now, rowid),
+        )
+        fts.remove(conn, lane, [rowid])
+        table = vector_table(conn)
+        if table is not None:
+            conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+        done.append(memory_id)
+    if done:
+        note(conn, owner, by_id, SUPERSEDED, job_id, done, now)
+    return done
+
+
+def unsupersede(conn: sqlite3.Connection, owner: str, memory_id: str, by_id: str) -> bool:
+    """Bring back a memory `by_id` superseded; re-indexed, its vector comes from the worker's backlog pass."""
+    row = conn.execute(
+        "SELECT rowid, body, lane_id FROM memories WHERE owner = ? AND id = ? AND status = 'retired'"
+        " AND superseded_by = ?",
+        (owner, memory_id, by_id),
+    ).fetchone()
+    if row is None:
+        return False
+    rowid, body, lane = row
+    conn.execute(
+        "UPDATE memories SET status = 'live', superseded_by = NULL, vector_model = NULL, updated_at = ?"
+        " WHERE rowid = ?",
+        (time.time(), rowid),
+    )
+    fts.add(conn, lane, rowid, body)
+    return True
+
+
+def note(
+    conn: sqlite3.Connection,
+    owner: str,
+    memory_id: str,
+    decision: str,
+    job_id: str | None,
+    merged_ids: Sequence[str],
+    now: float,
+) -> None:
+    """A revision for a change that leaves the body as it is (a supersede, or its undo)."""
+    conn.execute(
+        "INSERT INTO memory_revisions (memory_rowid, body, decision, job_id, merged_ids, created_at)"
+        " SELECT rowid, body, ?, ?, ?, ? FROM memories WHERE owner = ? AND id = ?",
+        (decision, job_id, ",".join(merged_ids) or None, now, owner, memory_id),
+    )
+
+
+def superseded_by(conn: sqlite3.Connection, owner: str, memory_id: str) -> list[str]:
+    """Ids of the owner's memories this one superseded and that still are."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM memories WHERE owner = ? AND superseded_by = ? AND status = 'retired' ORDER BY rowid",
+            (owner, memory_id),
+        )
+    ]

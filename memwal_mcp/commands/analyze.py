@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import InvalidInput
+from ..schemas import AnalyzeOut, analyze_text
+from ..service import MemoryService
+from .output import add_json_flag, emit
+
+NAME = "analyze"
+HELP = "extract the facts worth keeping from a conversation or passage with the configured LLM"
+WORKER = True
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="a UTF-8 text file, or - for standard input")
+    parser.add_argument("--namespace", default="default")
+    parser.add_argument("--wait-ms", type=int, default=10000, help="wait for curation (default 10000)")
+    add_json_flag(parser)
+
+
+def _read(name: str) -> str:
+    try:
+        data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {name}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{name} is not UTF-8 text (byte 0x{data[exc.start]:02x} at {exc.start})") from None
+
+
+async def run(service: MemoryService, args: argparse.Namespace) -> None:
+    outcome = await service.analyze(service.settings.owner, _read(args.file), args.namespace, args.wait_ms)
+    out = AnalyzeOut.of(outcome)
+    emit(args, out.model_dump(), analyze_text(out))

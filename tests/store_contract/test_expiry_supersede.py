@@ -1,0 +1,283 @@
+"""Expiry, supersede, bulk insert, analyze requests and the ids behind a collapse: what every
+backend must do with them."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import numpy as np
+import pytest
+
+from memwal_mcp.errors import InvalidInput, NotFound
+from memwal_mcp.normalize import norm_key
+from memwal_mcp.records import ANALYZED
+from memwal_mcp.store import Store, StoreReader, StoreWriter
+from memwal_mcp.store.records import JobRequest, KeyReused
+
+from .helpers import T0, Stored, everything, lane_of, prepare_vectors, remember, unit_vectors
+
+
+def _curate(w: StoreWriter, job_id: str, decision: str, memory: Stored, at: float) -> None:
+    with w.transaction():
+        if decision == "occurrence":
+            w.add_occurrence(memory.pk, at)
+        w.mark_done(job_id, decision, memory.id, at)
+
+
+async def test_insert_jobs_files_all_in_order_or_nothing(store: Store) -> None:
+    def file(w: StoreWriter) -> list[str]:
+        filed = w.insert_jobs(
+            "alice",
+            [
+                JobRequest("default", "First fact", "k1"),
+                JobRequest("work", "Second fact", None, T0 - 10, T0 + 3600),
+            ],
+            T0,
+        )
+        assert [replayed for _, replayed in filed] == [False, False]
+        (_, first), (job, _) = filed
+        assert (job.namespace, job.occurred_at, job.expires_at) == ("work", T0 - 10, T0 + 3600)
+        return [j.id for j, _ in filed]
+
+    ids = await store.write(file)
+    # The same key and request again: the same job, per item.
+    again = await store.write(lambda w: w.insert_jobs("alice", [JobRequest("default", "First fact", "k1")], T0 + 1))
+    assert [(j.id, replayed) for j, replayed in again] == [(ids[0], True)]
+
+    # A key reused for another fact, or for another expiry, stores nothing of the call.
+    for reused in (JobRequest("default", "Other fact", "k1"), JobRequest("default", "First fact", "k1", None, T0)):
+        with pytest.raises(KeyReused) as raised:
+            await store.write(lambda w: w.insert_jobs("alice", [JobRequest("default", "New", "k2"), reused], T0 + 2))
+        assert raised.value.index == 1
+    fresh = await store.write(lambda w: w.insert_jobs("alice", [JobRequest("default", "New", "k2")], T0 + 3))
+    assert fresh[0][1] is False  # k2 was never stored by the refused calls
+
+
+async def test_supersedes_must_name_live_memories_of_the_owner(store: Store) -> None:
+    def build(w: StoreWriter) -> tuple[Stored, Stored, Stored]:
+        return (
+            remember(w, "alice", "default", "Alice's fact"),
+            remember(w, "bob", "default", "Bob's fact", at=T0 + 1),
+            remember(w, "alice", "default", "Forgotten fact", at=T0 + 2),
+        )
+
+    mine, theirs, gone = await store.write(build)
+    await store.write(lambda w: w.forget_memory("alice", gone.id))
+    for bad, error in ((theirs.id, NotFound), ("m_0000000000000000", NotFound), (gone.id, InvalidInput)):
+        request = JobRequest("default", "A correction", "k", supersedes=(mine.id, bad))
+        with pytest.raises(error, match=bad):
+            await store.write(lambda w, r=request: w.insert_jobs("alice", [r], T0 + 3))
+    queued = await store.read(lambda r: r.next_batch(mine.lane, 10, T0 + 10))
+    assert queued == []
+
+
+async def test_expiry_comes_from_the_job_and_a_repeat_extends_it(store: Store) -> None:
+    def build(w: StoreWriter) -> tuple[Stored, Stored]:
+        (job, _), (other, _) = w.insert_jobs(
+            "alice",
+            [JobRequest("default", "Sale ends Friday", expires_at=T0 + 100), JobRequest("default", "Kept forever")],
+            T0,
+        )
+        lane = lane_of(w, "alice", "default")
+        made = []
+        for filed in (job, other):
+            with w.transaction():
+                pk, memory_id = w.create_memory(
+                    owner="alice",
+                    namespace="default",
+                    lane=lane,
+                    body=filed.text,
+                    key=filed.text.lower(),
+                    source_job_id=filed.id,
+                    vector=None,
+                    model_id=None,
+                    now=T0,
+                )
+                w.mark_done(filed.id, "created", memory_id, T0)
+            made.append(Stored(pk, memory_id, filed, lane))
+        return made[0], made[1]
+
+    sale, forever = await store.write(build)
+
+    def listed(r: StoreReader, at: float | None) -> set[str]:  # both made at T0: in either order
+        return {row.id for row in r.list_memories("alice", None, None, None, 10, at)}
+
+    assert (await store.read(lambda r: r.memories_by_pk([sale.pk])))[sale.pk].expires_at == T0 + 100
+    assert await store.read(lambda r: listed(r, T0 + 50)) == {forever.id, sale.id}
+    assert await store.read(lambda r: listed(r, T0 + 100)) == {forever.id}  # expired at its instant
+    assert await store.read(lambda r: listed(r, None)) == {forever.id, sale.id}
+    assert await store.read(lambda r: r.expired_memories("alice", T0 + 100, 10)) == [sale.id]
+    assert await store.read(lambda r: r.expired_memories("bob", T0 + 100, 10)) == []
+
+    # Said again with a later end, it lasts until then; said again with none, it never ends.
+    later = await store.write(
+        lambda w: w.insert_jobs("alice", [JobRequest("default", "sale ends friday", expires_at=T0 + 500)], T0 + 1)
+    )
+    await store.write(_curate, later[0][0].id, "occurrence", sale, T0 + 1)
+    assert await store.read(lambda r: r.expired_memories("alice", T0 + 400, 10)) == []
+    endless = await store.write(lambda w: w.insert_jobs("alice", [JobRequest("default", "Sale ends Friday")], T0 + 2))
+    await store.write(_curate, endless[0][0].id, "occurrence", sale, T0 + 2)
+    assert (await store.read(lambda r: r.memories_by_pk([sale.pk])))[sale.pk].expires_at is None
+
+
+async def test_a_superseded_memory_leaves_the_indexes_and_undo_brings_it_back(store: Store) -> None:
+    vectors = unit_vectors(np.random.default_rng(5), 2)
+
+    def build(w: StoreWriter) -> tuple[Stored, Stored]:
+        prepare_vectors(w)
+        old = remember(w, "alice", "home", "User prefers dark roast coffee", vector=vectors[0])
+        ((job, _),) = w.insert_jobs(
+            "alice", [JobRequest("default", "User now prefers green tea", supersedes=(old.id,))], T0 + 1
+        )
+        assert job.supersedes == (old.id,)
+        lane = lane_of(w, "alice", "default")
+        with w.transaction():
+            pk, memory_id = w.create_memory(
+                owner="alice",
+                namespace="default",
+                lane=lane,
+                body=job.text,
+                key=job.text.lower(),
+                source_job_id=job.id,
+                vector=vectors[1],
+                model_id="contract-test-model",
+                now=T0 + 1,
+            )
+            w.mark_done(job.id, "created", memory_id, T0 + 1)
+        return old, Stored(pk, memory_id, job, lane)
+
+    old, new = await store.write(build)
+
+    def superseded(r: StoreReader) -> None:
+        assert r.memories_by_pk([old.pk, new.pk]).keys() == {new.pk}
+        assert r.text_search([old.lane], ["coffee"], 10) == ([], True)
+        assert old.pk not in {m.pk for m in r.vector_search(old.lane)(vectors[:1], 10)[0]}
+        found = r.memory_by_id("alice", old.id)
+        assert found is not None and found[1] == "superseded" and found[0].superseded_by == new.id
+        assert found[0].body == "User prefers dark roast coffee"  # kept
+        assert [row.id for row in r.superseded_in([old.lane], 10)] == [old.id]
+        assert r.superseded_by("alice", new.id) == [old.id]
+        assert r.superseded_by("bob", new.id) == []
+        (revision,) = r.revisions(new.pk)
+        assert (revision.decision, revision.merged_ids, revision.job_id) == ("superseded", (old.id,), new.job.id)
+        assert [row.id for row in r.list_memories("alice", None, None, None, 10)] == [new.id]
+        with_old = r.list_memories("alice", None, None, None, 10, superseded=True)
+        assert [(row.id, row.superseded_by) for row in with_old] == [(new.id, None), (old.id, new.id)]
+
+    await store.read(superseded)
+
+    body, restored = await store.write(lambda w: w.undo_last_change("alice", new.id))
+    assert (body, restored) == ("User now prefers green tea", [old.id])
+
+    def back(r: StoreReader) -> None:
+        assert r.memories_by_pk([old.pk]).keys() == {old.pk}
+        assert [m.pk for m in r.text_search([old.lane], ["coffee"], 10)[0]] == [old.pk]
+        found = r.memory_by_id("alice", old.id)
+        assert found is not None and found[1] == "live" and found[0].superseded_by is None
+        assert r.superseded_in([old.lane], 10) == []
+        assert r.memories_by_pk([new.pk])[new.pk].body == "User now prefers green tea"
+
+    await store.read(back)
+    # Undoing the undo supersedes it again.
+    assert await store.write(lambda w: w.undo_last_change("alice", new.id)) == ("User now prefers green tea", [])
+    assert (await store.read(lambda r: r.memory_by_id("alice", old.id)))[1] == "superseded"  # type: ignore[index]
+    # A superseded memory is forgotten on its own; the one that replaced it stays.
+    done = await store.write(lambda w: w.forget_memory("alice", old.id))
+    assert done.memory_ids == (old.id,)
+    assert (await store.read(lambda r: r.memory_by_id("alice", new.id)))[1] == "live"  # type: ignore[index]
+
+
+async def test_a_fact_that_repeats_the_memory_it_supersedes_does_not_retire_it(store: Store) -> None:
+    def build(w: StoreWriter) -> Stored:
+        old = remember(w, "alice", "default", "Timeout is 30 s")
+        ((job, _),) = w.insert_jobs("alice", [JobRequest("default", "timeout is 30 s", supersedes=(old.id,))], T0 + 1)
+        with w.transaction():
+            w.add_occurrence(old.pk, T0 + 1)
+            w.mark_done(job.id, "occurrence", old.id, T0 + 1)
+        return old
+
+    old = await store.write(build)
+    assert (await store.read(lambda r: r.memory_by_id("alice", old.id)))[1] == "live"  # type: ignore[index]
+
+
+async def test_an_analyze_request_keeps_the_source_and_its_facts_name_it(store: Store) -> None:
+    source = "Alice: I moved to Berlin in May. Bob: nice! Alice: my Zyxwvut badge is 4417."
+    request, filed = await store.write(
+        lambda w: w.insert_analysis(
+            "alice", "default", source, [JobRequest("default", "Alice moved to Berlin in May")], T0
+        )
+    )
+    assert (request.status, request.decision, request.memory_id, request.text) == ("done", ANALYZED, None, source)
+    ((fact, replayed),) = filed
+    assert (fact.status, fact.source_job_id, replayed) == ("queued", request.id, False)
+    jobs = await store.read(lambda r: r.jobs_by_id("alice", [request.id, fact.id]))
+    assert jobs[request.id].text == source and jobs[fact.id].source_job_id == request.id
+    lane = await store.read(lambda r: lane_of(r, "alice", "default"))
+    assert [j.id for j in await store.read(lambda r: r.next_batch(lane, 10, T0 + 1))] == [fact.id]  # never curated
+
+    await store.write(lambda w: w.forget_memory("alice", request.id))
+    jobs = await store.read(lambda r: r.jobs_by_id("alice", [request.id, fact.id]))
+    assert jobs[request.id].text == "" and jobs[request.id].decision == "forgotten"
+    assert jobs[fact.id].text == "Alice moved to Berlin in May"
+    assert all("zyxwvut" not in j.text.lower() for j in (await store.read(everything)).jobs)
+
+
+async def test_export_and_import_carry_expiry_supersede_and_sources(
+    make_store: Callable[[], Awaitable[Store]],
+) -> None:
+    source, target = await make_store(), await make_store()
+
+    def build(w: StoreWriter) -> None:
+        old = remember(w, "alice", "default", "Old address: Paris")
+        request, ((fact, _),) = w.insert_analysis(
+            "alice",
+            "default",
+            "We moved to Berlin",
+            [JobRequest("default", "Alice lives in Berlin", expires_at=T0 + 999, supersedes=(old.id,))],
+            T0 + 1,
+        )
+        lane = lane_of(w, "alice", "default")
+        with w.transaction():
+            _, memory_id = w.create_memory(
+                owner="alice",
+                namespace="default",
+                lane=lane,
+                body=fact.text,
+                key=fact.text.lower(),
+                source_job_id=fact.id,
+                vector=None,
+                model_id=None,
+                now=T0 + 2,
+            )
+            w.mark_done(fact.id, "created", memory_id, T0 + 2)
+
+    await source.write(build)
+    exported = await source.read(everything)
+    memories = {m.body: m for m in exported.memories}
+    assert memories["Alice lives in Berlin"].expires_at == T0 + 999
+    new_id = memories["Alice lives in Berlin"].id
+    assert (memories["Old address: Paris"].status, memories["Old address: Paris"].superseded_by) == ("retired", new_id)
+    assert any(j.source_job_id and j.supersedes for j in exported.jobs)
+
+    await target.write(lambda w: w.import_rows(enumerate(exported.rows(), start=1)))
+    assert await target.read(everything) == exported
+    found = await target.read(lambda r: r.memory_by_id("alice", memories["Old address: Paris"].id))
+    assert found is not None and found[1] == "superseded"
+
+
+async def test_copies_by_key_names_the_memories_it_counts(store: Store) -> None:
+    def build(w: StoreWriter) -> list[Stored]:
+        return [
+            remember(w, "alice", "default", "Standup is at 9:30", at=T0),
+            remember(w, "alice", "default", "standup is at 9:30 ", at=T0 + 10),
+            remember(w, "alice", "work", "Standup is at 9:30", at=T0 + 20),
+            remember(w, "bob", "default", "Standup is at 9:30", at=T0 + 30),
+        ]
+
+    first, second, third, _ = await store.write(build)
+    key = first.job.text.lower()
+    lanes = [first.lane, third.lane]
+    copies = await store.read(lambda r: r.copies_by_key(lanes, [norm_key(key)]))
+    assert copies[norm_key(key)].ids == (first.id, second.id, third.id)  # not bob's
+    windowed = await store.read(lambda r: r.copies_by_key(lanes, [norm_key(key)], T0 + 5, T0 + 25))
+    assert windowed[norm_key(key)].ids == (second.id, third.id)

@@ -1,0 +1,146 @@
+"""Expiry, supersede and bulk remember through the service: the real store, worker and model."""
+
+from __future__ import annotations
+
+import pytest
+
+from memwal_mcp.errors import IdempotencyKeyReused, InvalidInput, NotFound
+from memwal_mcp.service import MemoryService
+
+PAST = "2020-01-01"
+FUTURE = "2999-01-01"
+
+
+async def _ids(svc: MemoryService, query: str, **kwargs: object) -> list[str]:
+    return [hit.id for hit in (await svc.recall("local", query, limit=10, **kwargs)).hits]
+
+
+async def test_an_expired_memory_leaves_recall_and_list_and_is_back_when_asked_for(service: MemoryService):
+    gone = (
+        await service.remember("local", "The staging VPN password rotates on Fridays", expires_at=PAST, wait_ms=10000)
+    ).job
+    kept = (await service.remember("local", "The staging VPN uses WireGuard", expires_at=FUTURE, wait_ms=10000)).job
+    assert gone.status == kept.status == "done"
+
+    assert await _ids(service, "staging VPN") == [kept.memory_id]
+    assert [m.id for m in (await service.list("local")).items] == [kept.memory_id]
+
+    both = (await service.recall("local", "staging VPN", limit=10, include_expired=True)).hits
+    assert {hit.id for hit in both} == {gone.memory_id, kept.memory_id}
+    by_id = {hit.id: hit for hit in both}
+    assert (
+        by_id[gone.memory_id].expires_at is not None
+        and by_id[gone.memory_id].expires_at < by_id[kept.memory_id].expires_at
+    )
+    listed = (await service.list("local", include_expired=True)).items
+    assert {m.id for m in listed} == {gone.memory_id, kept.memory_id}
+
+
+async def test_saying_an_expired_fact_again_without_an_end_renews_it(service: MemoryService):
+    first = (await service.remember("local", "Alice is on call this week", expires_at=PAST, wait_ms=10000)).job
+    assert await _ids(service, "Alice on call") == []
+    again = (await service.remember("local", "alice is on call this week", wait_ms=10000)).job
+    assert (again.decision, again.memory_id) == ("occurrence", first.memory_id)
+    assert await _ids(service, "Alice on call") == [first.memory_id]
+
+
+async def test_purge_expired_forgets_only_the_expired(service: MemoryService):
+    gone = (await service.remember("local", "Door code 4417 for the Zyxwvut lab", expires_at=PAST, wait_ms=10000)).job
+    kept = (await service.remember("local", "The lab opens at 9", wait_ms=10000)).job
+    assert await service.expired("local") == [gone.memory_id]
+    done = await service.purge_expired("local")
+    assert [outcome.memory_id for outcome in done] == [gone.memory_id]
+    assert (await service.history("local", gone.memory_id)).status == "forgotten"
+    assert (await service.history("local", kept.memory_id)).status == "live"
+    assert await service.expired("local") == []
+
+
+async def test_supersede_hides_the_old_fact_links_both_sides_and_undo_restores_it(service: MemoryService):
+    old = (await service.remember("local", "User prefers dark roast coffee", wait_ms=10000)).job
+    new = (
+        await service.remember(
+            "local", "User now prefers green tea over coffee", supersedes=[old.memory_id], wait_ms=10000
+        )
+    ).job
+    assert new.supersedes == (old.memory_id,)
+    assert old.memory_id not in await _ids(service, "coffee preference")
+    assert old.memory_id not in [m.id for m in (await service.list("local")).items]
+
+    shown = (await service.recall("local", "dark roast coffee", limit=10, include_superseded=True)).hits
+    marked = {hit.id: hit.superseded_by for hit in shown}
+    assert marked.get(old.memory_id) == new.memory_id
+    listed = {m.id: m.superseded_by for m in (await service.list("local", include_superseded=True)).items}
+    assert listed[old.memory_id] == new.memory_id
+
+    old_history = await service.history("local", old.memory_id)
+    assert (old_history.status, old_history.superseded_by) == ("superseded", new.memory_id)
+    assert (await service.history("local", new.memory_id)).supersedes == [old.memory_id]
+
+    undone = await service.undo("local", new.memory_id)
+    assert undone.restored == [old.memory_id]
+    assert old.memory_id in await _ids(service, "dark roast coffee")
+    assert (await service.history("local", old.memory_id)).status == "live"
+    # Undoing the undo replaces it again.
+    await service.undo("local", new.memory_id)
+    assert old.memory_id not in await _ids(service, "dark roast coffee")
+
+
+async def test_a_superseded_memory_can_be_forgotten_on_its_own(service: MemoryService):
+    old = (await service.remember("local", "The build server is ci-old.example.org", wait_ms=10000)).job
+    new = (
+        await service.remember("local", "The build server is ci.example.org", supersedes=[old.memory_id], wait_ms=10000)
+    ).job
+    await service.forget("local", old.memory_id)
+    assert (await service.history("local", old.memory_id)).status == "forgotten"
+    assert (await service.history("local", new.memory_id)).status == "live"
+
+
+async def test_supersede_refuses_unknown_foreign_and_gone_ids_and_stores_nothing(service: MemoryService):
+    theirs = (await service.remember("bob", "Bob's fact", wait_ms=10000)).job
+    mine = (await service.remember("local", "My fact", wait_ms=10000)).job
+    for bad in ("m_0000000000000000", theirs.memory_id):
+        with pytest.raises(NotFound, match=bad):
+            await service.remember("local", "A correction", supersedes=[mine.memory_id, bad], idempotency_key="k1")
+    await service.forget("local", mine.memory_id)
+    with pytest.raises(InvalidInput, match="forgotten"):
+        await service.remember("local", "A correction", supersedes=[mine.memory_id])
+    with pytest.raises(InvalidInput, match="supersedes"):
+        await service.remember("local", "A correction", supersedes="m_0000000000000000")
+    # Nothing was filed: the key is still free, and bob's memory is untouched.
+    filed = await service.remember("local", "Another fact", idempotency_key="k1")
+    assert not filed.replayed
+    assert (await service.history("bob", theirs.memory_id)).status == "live"
+
+
+async def test_remember_many_files_every_item_in_order_and_replays_per_key(service: MemoryService):
+    items = [{"text": f"Server s{i} runs version 1.{i}", "idempotency_key": f"k{i}"} for i in range(100)]
+    items[7]["namespace"] = "ops"
+    items[8]["expires_at"] = PAST
+    first = await service.remember_many("local", items)
+    assert [o.job.text for o in first] == [item["text"] for item in items]
+    assert first[7].job.namespace == "ops" and first[8].job.expires_at is not None
+    assert not any(o.replayed for o in first)
+    again = await service.remember_many("local", items, wait_ms=20000)
+    assert [o.job.id for o in again] == [o.job.id for o in first]
+    assert all(o.replayed for o in again)
+
+
+async def test_remember_many_with_one_bad_item_names_it_and_stores_nothing(service: MemoryService):
+    good = [{"text": "Fact one"}, {"text": "Fact two", "idempotency_key": "k-two"}]
+    cases = [
+        ({"text": ""}, r"items\[2\]: text is empty"),
+        ({"text": "x", "expires_at": "soon"}, r"items\[2\]: expires_at"),
+        ({"text": "x", "colour": "red"}, r"items\[2\]\.colour is not a field"),
+        ("just text", r"items\[2\] must be an object"),
+    ]
+    for bad, message in cases:
+        with pytest.raises(InvalidInput, match=message):
+            await service.remember_many("local", [*good, bad])
+    with pytest.raises(InvalidInput, match="1 to 100"):
+        await service.remember_many("local", [{"text": "x"}] * 101)
+    assert (await service.stats()).queue == {}
+    # A key already used for another text is refused the same way, naming the item.
+    await service.remember("local", "Fact three", idempotency_key="k-three")
+    with pytest.raises(IdempotencyKeyReused, match=r"items\[2\]: idempotency_key 'k-three'"):
+        await service.remember_many("local", [*good, {"text": "Not fact three", "idempotency_key": "k-three"}])
+    assert sum((await service.stats()).queue.values()) == 1
