@@ -15,19 +15,49 @@ from collections.abc import Sequence
 
 from psycopg import Connection
 
-from ...records import Job
+from ...errors import InvalidInput, NotFound
+from ...records import ANALYZED, Job
 from ..leases import holder_is_dead
-from ..records import JobWithdrawn, Lane, QueuedJob
+from ..records import JobRequest, JobWithdrawn, KeyReused, Lane, QueuedJob
+from . import revisions
 
-_JOB_COLUMNS = (
+JOB_COLUMNS = (
     "id, owner, namespace, text, idempotency_key, status, attempts, decision, memory_id, error, created_at, updated_at,"
-    " occurred_at"
+    " occurred_at, expires_at, supersedes, source_job_id"
 )
-_QUEUED_COLUMNS = "seq, id, owner, namespace, lane_id, text, attempts, created_at, occurred_at"
+_QUEUED_COLUMNS = "seq, id, owner, namespace, lane_id, text, attempts, created_at, occurred_at, expires_at"
 
 
-def _job(row: Sequence) -> Job:
-    return Job(*row)
+def job_of(row: Sequence) -> Job:
+    """A job from a row of JOB_COLUMNS."""
+    (job_id, owner, namespace, text, key, status, attempts, decision, memory_id, error) = row[:10]
+    created_at, updated_at, occurred_at, expires_at, supersedes, source = row[10:]
+    return Job(
+        job_id,
+        owner,
+        namespace,
+        text,
+        key,
+        status,
+        attempts,
+        decision,
+        memory_id,
+        error,
+        created_at,
+        updated_at,
+        occurred_at,
+        expires_at,
+        ids_of(supersedes),
+        source,
+    )
+
+
+_job = job_of
+
+
+def ids_of(column: str | None) -> tuple[str, ...]:
+    """Memory ids kept comma-separated in one column (ids never hold a comma)."""
+    return tuple(column.split(",")) if column else ()
 
 
 def new_job_id() -> str:
@@ -66,31 +96,140 @@ def insert_job(
 ) -> tuple[Job, bool]:
     """Insert a job, or return the job already filed under (owner, key). Returns (job, replayed)."""
     with conn.transaction():
-        if idempotency_key is not None:
-            known = _by_key(conn, owner, idempotency_key)
-            if known is not None:
-                return known, True
+        return _insert(conn, owner, JobRequest(namespace, text, idempotency_key, occurred_at), now)
+
+
+def insert_jobs(conn: Connection, owner: str, requests: Sequence[JobRequest], now: float) -> list[tuple[Job, bool]]:
+    """All the requests in one transaction, each as insert_job files one; a key already used
+    for a job that differs from its request (KeyReused), or a supersedes id that names no live
+    memory of the owner, stores nothing."""
+    with conn.transaction():
+        filed = []
+        for index, request in enumerate(requests):
+            job, replayed = _insert(conn, owner, request, now)
+            if replayed:
+                _same_request(index, request, job)
+            filed.append((job, replayed))
+        return filed
+
+
+def insert_analysis(
+    conn: Connection, owner: str, namespace: str, text: str, facts: Sequence[JobRequest], now: float
+) -> tuple[Job, list[tuple[Job, bool]]]:
+    """The analyze request (the source text, kept in the journal and never curated) and the
+    facts extracted from it, each a remember job naming it, in one transaction."""
+    with conn.transaction():
         lane = ensure_lane(conn, owner, namespace)
-        job_id = new_job_id()
-        inserted = conn.execute(
-            "INSERT INTO remember_jobs"
-            " (id, owner, namespace, lane_id, text, idempotency_key, occurred_at, created_at, updated_at)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
-            " ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING seq",
-            (job_id, owner, namespace, lane, text, idempotency_key, occurred_at, now, now),
-        ).fetchone()
-        if inserted is None:  # another call with the key committed meanwhile
-            assert idempotency_key is not None
-            known = _by_key(conn, owner, idempotency_key)
-            assert known is not None  # the conflict was with this row, committed
+        request_id = new_job_id()
+        conn.execute(
+            "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, status, decision, created_at, updated_at)"
+            " VALUES (%s, %s, %s, %s, %s, 'done', %s, %s, %s)",
+            (request_id, owner, namespace, lane, text, ANALYZED, now, now),
+        )
+        request = Job(request_id, owner, namespace, text, None, "done", 0, ANALYZED, None, None, now, now)
+        filed = []
+        for index, fact in enumerate(facts):
+            job, replayed = _insert(conn, owner, fact, now, source=request_id)
+            if replayed:
+                _same_request(index, fact, job)
+            filed.append((job, replayed))
+        return request, filed
+
+
+def _same_request(index: int, request: JobRequest, job: Job) -> None:
+    for name, same in (
+        ("text", job.text == request.text),
+        ("namespace", job.namespace == request.namespace),
+        ("occurred_at", job.occurred_at == request.occurred_at),
+        ("expires_at", job.expires_at == request.expires_at),
+        ("supersedes", job.supersedes == request.supersedes),
+    ):
+        if not same:
+            assert request.idempotency_key is not None  # only a key replays a job
+            raise KeyReused(index, request.idempotency_key, name)
+
+
+def _insert(
+    conn: Connection, owner: str, request: JobRequest, now: float, source: str | None = None
+) -> tuple[Job, bool]:
+    """Inside the caller's transaction: the job, or the one already filed under its key (True).
+    ON CONFLICT DO NOTHING lets a key race lose without aborting the caller's batch."""
+    key = request.idempotency_key
+    if key is not None:
+        known = _by_key(conn, owner, key)
+        if known is not None:
             return known, True
-    job = Job(job_id, owner, namespace, text, idempotency_key, "queued", 0, None, None, None, now, now, occurred_at)
+    for memory_id in request.supersedes:
+        _check_supersedable(conn, owner, memory_id)
+    lane = ensure_lane(conn, owner, request.namespace)
+    job_id = new_job_id()
+    inserted = conn.execute(
+        "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, idempotency_key, occurred_at, expires_at,"
+        " supersedes, source_job_id, created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        " ON CONFLICT (owner, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING seq",
+        (
+            job_id,
+            owner,
+            request.namespace,
+            lane,
+            request.text,
+            key,
+            request.occurred_at,
+            request.expires_at,
+            ",".join(request.supersedes) or None,
+            source,
+            now,
+            now,
+        ),
+    ).fetchone()
+    if inserted is None:  # another call with the key committed meanwhile
+        assert key is not None
+        known = _by_key(conn, owner, key)
+        assert known is not None  # the conflict was with this row, committed
+        return known, True
+    job = Job(
+        job_id,
+        owner,
+        request.namespace,
+        request.text,
+        key,
+        "queued",
+        0,
+        None,
+        None,
+        None,
+        now,
+        now,
+        request.occurred_at,
+        request.expires_at,
+        request.supersedes,
+        source,
+    )
     return job, False
+
+
+def _check_supersedable(conn: Connection, owner: str, memory_id: str) -> None:
+    """A fact can replace only a live memory of its own owner; another owner's id is as unknown
+    as one that never existed (the wall says nothing about what is behind it)."""
+    found = conn.execute(
+        "SELECT status, retired_into, superseded_by FROM memories WHERE owner = %s AND id = %s", (owner, memory_id)
+    ).fetchone()
+    if found is None:
+        raise NotFound(f"supersedes names {memory_id!r}, which is no memory of yours; nothing was stored")
+    status, into, by = found
+    if status == "forgotten":
+        raise InvalidInput(f"supersedes names {memory_id!r}, which was forgotten; nothing was stored")
+    if by is not None:
+        raise InvalidInput(f"supersedes names {memory_id!r}, which {by!r} already superseded; nothing was stored")
+    if status != "live":
+        raise InvalidInput(
+            f"supersedes names {memory_id!r}, which was merged into {into!r}: supersede {into!r}; nothing was stored"
+        )
 
 
 def _by_key(conn: Connection, owner: str, key: str) -> Job | None:
     row = conn.execute(
-        f"SELECT {_JOB_COLUMNS} FROM remember_jobs WHERE owner = %s AND idempotency_key = %s", (owner, key)
+        f"SELECT {JOB_COLUMNS} FROM remember_jobs WHERE owner = %s AND idempotency_key = %s", (owner, key)
     ).fetchone()
     return _job(row) if row else None
 
@@ -99,7 +238,7 @@ def jobs_by_id(conn: Connection, owner: str, job_ids: Sequence[str]) -> dict[str
     if not job_ids:
         return {}
     rows = conn.execute(
-        f"SELECT {_JOB_COLUMNS} FROM remember_jobs WHERE owner = %s AND id = ANY(%s)", (owner, list(job_ids))
+        f"SELECT {JOB_COLUMNS} FROM remember_jobs WHERE owner = %s AND id = ANY(%s)", (owner, list(job_ids))
     ).fetchall()
     return {row[0]: _job(row) for row in rows}
 
@@ -213,13 +352,31 @@ def next_batch(conn: Connection, lane: int, limit: int, now: float, after_seq: i
 
 
 def mark_done(conn: Connection, job_id: str, decision: str, memory_id: str, now: float) -> None:
+    """Call in the transaction that applied the job, so a job erased meanwhile rolls it back.
+    The job's expiry and supersedes take effect on the memory it ended in, here, so every way
+    curation decides (create, repeat, merge) gives them the same meaning."""
     done = conn.execute(
         "UPDATE remember_jobs SET status = 'done', decision = %s, memory_id = %s, error = NULL, updated_at = %s"
-        " WHERE id = %s AND status = 'queued'",
+        " WHERE id = %s AND status = 'queued' RETURNING owner, expires_at, supersedes",
         (decision, memory_id, now, job_id),
-    ).rowcount
-    if done != 1:
+    ).fetchall()
+    if len(done) != 1:
         raise JobWithdrawn(f"job {job_id} left the queue while it was curated; nothing of it is applied")
+    owner, expires_at, supersedes = done[0]
+    # Each statement matches no row in the common case (no expiry anywhere), so it writes nothing.
+    if decision == "created":
+        if expires_at is not None:
+            conn.execute("UPDATE memories SET expires_at = %s WHERE id = %s", (expires_at, memory_id))
+    elif expires_at is None:  # said again without an end: it has none
+        conn.execute("UPDATE memories SET expires_at = NULL WHERE id = %s AND expires_at IS NOT NULL", (memory_id,))
+    else:  # said again with an end: it holds until the later one
+        conn.execute(
+            "UPDATE memories SET expires_at = %s WHERE id = %s AND expires_at IS NOT NULL AND expires_at < %s",
+            (expires_at, memory_id, expires_at),
+        )
+    replaced = [other for other in ids_of(supersedes) if other != memory_id]
+    if replaced:
+        revisions.supersede(conn, owner, replaced, memory_id, job_id, now)
 
 
 def mark_attempt_failed(conn: Connection, job_id: str, error: str, retry_at: float | None, now: float) -> None:
@@ -246,7 +403,7 @@ def jobs_for_memories(conn: Connection, owner: str, memory_ids: Sequence[str]) -
     if not memory_ids:
         return []
     rows = conn.execute(
-        f"SELECT {_JOB_COLUMNS} FROM remember_jobs WHERE owner = %s AND memory_id = ANY(%s)"
+        f"SELECT {JOB_COLUMNS} FROM remember_jobs WHERE owner = %s AND memory_id = ANY(%s)"
         " ORDER BY created_at DESC, seq DESC",
         (owner, list(memory_ids)),
     ).fetchall()

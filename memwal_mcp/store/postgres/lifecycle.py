@@ -95,12 +95,14 @@ def forget_memory(conn: Connection, owner: str, memory_id: str, lock: str, retir
 
 def _erase(conn: Connection, owner: str, memory_id: str, retired_too: bool) -> Forgotten:
     found = conn.execute(
-        "SELECT namespace, status, retired_into FROM memories WHERE owner = %s AND id = %s", (owner, memory_id)
+        "SELECT namespace, status, retired_into, superseded_by FROM memories WHERE owner = %s AND id = %s",
+        (owner, memory_id),
     ).fetchone()
     if found is None:
         raise NotFound(f"no memory with id {memory_id!r}")
-    namespace, status, into = found
-    if status == "retired" and not retired_too:
+    namespace, status, into, superseded_by = found
+    # A superseded memory's text is in no other body: it can be forgotten on its own.
+    if status == "retired" and superseded_by is None and not retired_too:
         raise InvalidInput(
             f"memory {memory_id!r} was merged into {into!r}, whose body holds its text: forget {into!r}, "
             f"or undo that merge (memwal-mcp undo {into}) and then forget {memory_id!r}"
@@ -192,6 +194,13 @@ def undo_last_change(conn: Connection, owner: str, memory_id: str, lock: str) ->
         now = time.time()
         listed = list(undoable.merged_ids)
         restored: list[str] = []
+        if undoable.decision == revisions.SUPERSEDED:  # the body stayed; what it replaced comes back
+            restored = [i for i in listed if revisions.unsupersede(conn, owner, i, memory_id)]
+            revisions.note(conn, owner, memory_id, revisions.UNSUPERSEDED, undoable.job_id, restored, now)
+            return undoable.body, restored
+        if undoable.decision == revisions.UNSUPERSEDED:  # redo: replaced again
+            revisions.supersede(conn, owner, listed, memory_id, undoable.job_id, now)
+            return undoable.body, []
         if undoable.decision == "undone":
             for other in listed:
                 got = memories.memory_by_id(conn, owner, other)
@@ -226,13 +235,13 @@ def undo_last_change(conn: Connection, owner: str, memory_id: str, lock: str) ->
 
 def _split_proposal(conn: Connection, owner: str, memory_id: str, job_id: str, now: float) -> str | None:
     job = conn.execute(
-        "SELECT namespace, lane_id, text, occurred_at, created_at FROM remember_jobs"
+        "SELECT namespace, lane_id, text, occurred_at, created_at, expires_at FROM remember_jobs"
         " WHERE id = %s AND owner = %s AND memory_id = %s AND status = 'done' AND text != ''",
         (job_id, owner, memory_id),
     ).fetchone()
     if job is None:
         return None
-    namespace, lane, text, occurred_at, created_at = job
+    namespace, lane, text, occurred_at, created_at, expires_at = job
     _, split = memories.create_memory(
         conn,
         owner=owner,
@@ -251,4 +260,5 @@ def _split_proposal(conn: Connection, owner: str, memory_id: str, job_id: str, n
         "UPDATE remember_jobs SET decision = 'created', memory_id = %s, updated_at = %s WHERE id = %s",
         (split, now, job_id),
     )
+    conn.execute("UPDATE memories SET expires_at = %s WHERE id = %s", (expires_at, split))
     return split

@@ -16,7 +16,11 @@ from psycopg import Connection
 from ..records import EXACT_REPEAT, FOLDED_BY_LLM, KeyCopies, MemoryRow
 from . import vectors, words
 
-MEMORY_COLUMNS = "pk, id, owner, namespace, body, occurrences, created_at, updated_at, occurred_at, lane_id, norm_key"
+MEMORY_COLUMNS = (
+    "pk, id, owner, namespace, body, occurrences, created_at, updated_at, occurred_at, lane_id, norm_key,"
+    " expires_at, superseded_by"
+)
+_ROW_FIELDS = 13
 
 
 def new_memory_id() -> str:
@@ -192,7 +196,7 @@ def copies_by_key(
         "keys": wanted,
     }
     rows = conn.execute(
-        "WITH m AS (SELECT id, norm_key, occurrences, COALESCE(occurred_at, created_at) AS at FROM memories"
+        "WITH m AS (SELECT pk, id, norm_key, occurrences, COALESCE(occurred_at, created_at) AS at FROM memories"
         "  WHERE lane_id = ANY(%(lanes)s) AND status = 'live' AND norm_key = ANY(%(keys)s)),"
         " j AS (SELECT m.id AS mid, r.decision AS decision, COALESCE(r.occurred_at, r.created_at) AS at"
         "  FROM m JOIN remember_jobs r ON r.memory_id = m.id WHERE r.decision IN (%(exact)s, %(llm)s)),"
@@ -200,17 +204,18 @@ def copies_by_key(
         f"  count(*) FILTER (WHERE decision = %(exact)s AND {_in_window('at')}) AS exact,"
         f"  count(*) FILTER (WHERE decision = %(llm)s AND {_in_window('at')}) AS llm FROM j GROUP BY mid)"
         " SELECT m.norm_key, m.occurrences, COALESCE(t.tracked, 0), COALESCE(t.exact, 0),"
-        f"  COALESCE(t.llm, 0), {_in_window('m.at')} FROM m LEFT JOIN t ON t.mid = m.id",
+        f"  COALESCE(t.llm, 0), {_in_window('m.at')}, m.id FROM m LEFT JOIN t ON t.mid = m.id ORDER BY m.pk",
         params,
     ).fetchall()
     found: dict[str, KeyCopies] = {}
-    for key, occurrences, tracked, exact, llm, row_in_window in rows:
+    for key, occurrences, tracked, exact, llm, row_in_window, memory_id in rows:
         untracked = max(0, int(occurrences) - int(tracked)) if row_in_window else 0
         before = found.get(key, KeyCopies(0, 0, 0))
         found[key] = KeyCopies(
             before.rows + int(bool(row_in_window)),
             before.occurrences + int(exact) + untracked,
             before.folded_by_llm + int(llm),
+            (*before.ids, memory_id) if row_in_window else before.ids,
         )
     return found
 
@@ -241,14 +246,43 @@ def memories_by_pk(conn: Connection, pks: Sequence[int]) -> dict[int, MemoryRow]
     return {int(r[0]): row(r) for r in rows}
 
 
+def adjacent(conn: Connection, pks: Sequence[int]) -> dict[int, tuple[MemoryRow | None, MemoryRow | None]]:
+    """pk -> (the live memory of its lane created just before it, just after it); each a seek
+    on memories_lane_created."""
+    if not pks:
+        return {}
+    pairs = conn.execute(
+        """SELECT m.pk,
+                (SELECT p.pk FROM memories p
+                  WHERE p.lane_id = m.lane_id AND p.status = 'live' AND (p.created_at, p.pk) < (m.created_at, m.pk)
+                  ORDER BY p.created_at DESC, p.pk DESC LIMIT 1),
+                (SELECT n.pk FROM memories n
+                  WHERE n.lane_id = m.lane_id AND n.status = 'live' AND (n.created_at, n.pk) > (m.created_at, m.pk)
+                  ORDER BY n.created_at, n.pk LIMIT 1)
+            FROM memories m WHERE m.status = 'live' AND m.pk = ANY(%s)""",
+        (sorted(set(pks)),),
+    ).fetchall()
+    rows = memories_by_pk(conn, sorted({pk for _, before, after in pairs for pk in (before, after) if pk is not None}))
+    return {
+        int(pk): (rows.get(before) if before is not None else None, rows.get(after) if after is not None else None)
+        for pk, before, after in pairs
+    }
+
+
 def memory_by_id(conn: Connection, owner: str, memory_id: str) -> tuple[MemoryRow, str, str | None] | None:
+    """(row, status, retired_into) whatever its status; a retired memory that was replaced
+    rather than merged is 'superseded'."""
     found = conn.execute(
         f"SELECT {MEMORY_COLUMNS}, status, retired_into FROM memories WHERE owner = %s AND id = %s",
         (owner, memory_id),
     ).fetchone()
     if found is None:
         return None
-    return row(found[:11]), found[11], found[12]
+    memory = row(found[:_ROW_FIELDS])
+    status = found[_ROW_FIELDS]
+    if status == "retired" and memory.superseded_by is not None:
+        status = "superseded"
+    return memory, status, found[_ROW_FIELDS + 1]
 
 
 def list_memories(
@@ -258,10 +292,19 @@ def list_memories(
     before: tuple[float, str] | None,
     since: float | None,
     limit: int,
+    live_at: float | None = None,
+    superseded: bool = False,
 ) -> list[MemoryRow]:
-    """The owner's live memories, newest first, after the (created_at, id) position `before`."""
-    clauses: list[str] = ["owner = %s", "status = 'live'"]
+    """The owner's live memories, newest first, after the (created_at, id) position `before`;
+    with `live_at`, not those expired by then; with `superseded`, the superseded ones too."""
+    clauses: list[str] = [
+        "owner = %s",
+        "(status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL))" if superseded else "status = 'live'",
+    ]
     params: list[object] = [owner]
+    if live_at is not None:
+        clauses.append("(expires_at IS NULL OR expires_at > %s)")
+        params.append(live_at)
     if namespace is not None:
         clauses.append("namespace = %s")
         params.append(namespace)
@@ -281,3 +324,26 @@ def list_memories(
         (*params, limit),
     ).fetchall()
     return [row(r) for r in rows]
+
+
+def expired_memories(conn: Connection, owner: str, now: float, limit: int) -> list[str]:
+    """Ids of the owner's live memories expired by `now`, soonest expired first."""
+    rows = conn.execute(
+        "SELECT id FROM memories WHERE owner = %s AND status = 'live' AND expires_at IS NOT NULL"
+        " AND expires_at <= %s ORDER BY expires_at, id LIMIT %s",
+        (owner, now, limit),
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def superseded_in(conn: Connection, lanes: Sequence[int], limit: int) -> list[MemoryRow]:
+    """The superseded memories of each lane, most recently superseded first, at most `limit` per lane."""
+    found: list[MemoryRow] = []
+    for lane in lanes:
+        rows = conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE lane_id = %s AND status = 'retired'"
+            " AND superseded_by IS NOT NULL ORDER BY updated_at DESC, pk DESC LIMIT %s",
+            (lane, limit),
+        ).fetchall()
+        found.extend(row(r) for r in rows)
+    return found

@@ -97,3 +97,77 @@ def unretire(conn: Connection, owner: str, memory_id: str, from_id: str) -> bool
         (time.time(), tsv, length, found[0]),
     )
     return True
+
+
+# --- supersede ---------------------------------------------------------------
+
+# The revision decision of a memory that superseded others (its body unchanged; merged_ids
+# names them), and of an undo that brought them back: undoing one does the other again.
+SUPERSEDED = "superseded"
+UNSUPERSEDED = "unsuperseded"
+
+
+def supersede(
+    conn: Connection, owner: str, memory_ids: Sequence[str], by_id: str, job_id: str | None, now: float
+) -> list[str]:
+    """Retire the owner's live memories among `memory_ids` as replaced by `by_id` (any namespace of
+    the owner): body and history stay, they leave the indexes, and `by_id` gets a revision naming
+    them, so undoing it brings them back. Returns those superseded (one merged or forgotten since
+    the fact was filed is left as it is)."""
+    wanted = list(dict.fromkeys(memory_ids))
+    if not wanted:
+        return []
+    rows = conn.execute(
+        "UPDATE memories SET status = 'retired', superseded_by = %s, updated_at = %s, tsv = NULL"
+        " WHERE owner = %s AND id = ANY(%s) AND status = 'live' AND id != %s RETURNING pk, id",
+        (by_id, now, owner, wanted, by_id),
+    ).fetchall()
+    vectors.drop(conn, [int(pk) for pk, _ in rows])
+    done_ids = {memory_id for _, memory_id in rows}
+    done = [memory_id for memory_id in wanted if memory_id in done_ids]
+    if done:
+        note(conn, owner, by_id, SUPERSEDED, job_id, done, now)
+    return done
+
+
+def unsupersede(conn: Connection, owner: str, memory_id: str, by_id: str) -> bool:
+    """Bring back a memory `by_id` superseded; re-indexed, its vector comes from the worker's backlog pass."""
+    found = conn.execute(
+        "SELECT pk, body FROM memories WHERE owner = %s AND id = %s AND status = 'retired' AND superseded_by = %s",
+        (owner, memory_id, by_id),
+    ).fetchone()
+    if found is None:
+        return False
+    tsv, length = words.document(found[1])
+    conn.execute(
+        "UPDATE memories SET status = 'live', superseded_by = NULL, vector_model = NULL, updated_at = %s,"
+        " tsv = %s::tsvector, doc_len = %s WHERE pk = %s",
+        (time.time(), tsv, length, found[0]),
+    )
+    return True
+
+
+def note(
+    conn: Connection,
+    owner: str,
+    memory_id: str,
+    decision: str,
+    job_id: str | None,
+    merged_ids: Sequence[str],
+    now: float,
+) -> None:
+    """A revision for a change that leaves the body as it is (a supersede, or its undo)."""
+    conn.execute(
+        "INSERT INTO memory_revisions (memory_pk, body, decision, job_id, merged_ids, created_at)"
+        " SELECT pk, body, %s, %s, %s, %s FROM memories WHERE owner = %s AND id = %s",
+        (decision, job_id, ",".join(merged_ids) or None, now, owner, memory_id),
+    )
+
+
+def superseded_by(conn: Connection, owner: str, memory_id: str) -> list[str]:
+    """Ids of the owner's memories this one superseded and that still are."""
+    rows = conn.execute(
+        "SELECT id FROM memories WHERE owner = %s AND superseded_by = %s AND status = 'retired' ORDER BY pk",
+        (owner, memory_id),
+    ).fetchall()
+    return [r[0] for r in rows]

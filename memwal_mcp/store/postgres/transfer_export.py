@@ -17,6 +17,7 @@ from psycopg.pq import TransactionStatus
 
 from ...records import Job
 from ..records import Kind, LaneRow, MemoryRecord, RevisionRow, TombstoneRow
+from . import jobs
 
 CHUNK = 500
 
@@ -84,19 +85,16 @@ def iter_lanes(conn: Connection, owner: str | None) -> Iterator[LaneRow]:
 
 def iter_jobs(conn: Connection, owner: str | None) -> Iterator[Job]:
     where, params = _where(owner)
-    sql = (
-        "SELECT id, owner, namespace, text, idempotency_key, status, attempts, decision, memory_id, error,"
-        f" created_at, updated_at, occurred_at FROM remember_jobs {where} ORDER BY seq"
-    )
+    sql = f"SELECT {jobs.JOB_COLUMNS} FROM remember_jobs {where} ORDER BY seq"
     for row in _stream(conn, sql, params):
-        yield Job(*row)
+        yield jobs.job_of(row)
 
 
 def iter_memories(conn: Connection, owner: str | None) -> Iterator[MemoryRecord]:
     where, params = _where(owner, extra="status != 'forgotten'")
     sql = (
         "SELECT id, owner, namespace, body, status, retired_into, source_job_id, occurrences, occurred_at,"
-        f" created_at, updated_at FROM memories {where} ORDER BY pk"
+        f" created_at, updated_at, expires_at, superseded_by FROM memories {where} ORDER BY pk"
     )
     for row in _stream(conn, sql, params):
         yield MemoryRecord(*row)

@@ -58,8 +58,8 @@ def _import_job(conn: Connection, job: Job, lanes: dict[tuple[str, str], int], o
     # already names an event in this database, and the same key is the same event.
     inserted = conn.execute(
         "INSERT INTO remember_jobs (id, owner, namespace, lane_id, text, idempotency_key, occurred_at, status,"
-        " attempts, decision, memory_id, error, created_at, updated_at)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+        " attempts, decision, memory_id, error, created_at, updated_at, expires_at, supersedes, source_job_id)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
         (
             job.id,
             job.owner,
@@ -75,6 +75,9 @@ def _import_job(conn: Connection, job: Job, lanes: dict[tuple[str, str], int], o
             job.error,
             job.created_at,
             job.updated_at,
+            job.expires_at,
+            ",".join(job.supersedes) or None,
+            job.source_job_id,
         ),
     ).rowcount
     out.count("job", inserted == 1)
@@ -96,8 +99,8 @@ def _import_memory(
     tsv, length = words.document(memory.body)
     conn.execute(
         "INSERT INTO memories (id, owner, namespace, lane_id, body, norm_key, status, retired_into, source_job_id,"
-        " occurrences, vector_model, occurred_at, created_at, updated_at, tsv, doc_len)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, %s, %s, %s, %s::tsvector, %s)",
+        " occurrences, vector_model, occurred_at, created_at, updated_at, tsv, doc_len, expires_at, superseded_by)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, %s, %s, %s, %s::tsvector, %s, %s, %s)",
         (
             memory.id,
             memory.owner,
@@ -114,6 +117,8 @@ def _import_memory(
             memory.updated_at,
             tsv if live else None,
             length,
+            memory.expires_at,
+            memory.superseded_by if memory.status == "retired" else None,
         ),
     )
     out.count("memory", True)
@@ -284,6 +289,20 @@ _REFERENCES: tuple[tuple[Kind, str, str, str], ...] = (
         "its retired_into",
         f"SELECT m.id, m.retired_into, {_OWNER_OF_MEMORY.format(ref='m.retired_into')} AS named, m.owner"
         " FROM memories m WHERE m.pk > %s AND m.retired_into IS NOT NULL",
+    ),
+    (
+        "memory",
+        "memory",
+        "its superseded_by",
+        f"SELECT m.id, m.superseded_by, {_OWNER_OF_MEMORY.format(ref='m.superseded_by')} AS named, m.owner"
+        " FROM memories m WHERE m.pk > %s AND m.superseded_by IS NOT NULL",
+    ),
+    (
+        "job",
+        "job",
+        "its source_job_id",
+        "SELECT j.id, j.source_job_id, (SELECT owner FROM remember_jobs WHERE id = j.source_job_id) AS named,"
+        " j.owner FROM remember_jobs j WHERE j.seq > %s AND j.source_job_id IS NOT NULL",
     ),
     (
         "revision",

@@ -21,6 +21,7 @@ from ..records import (
     Forgotten,
     ImportOutcome,
     ImportRow,
+    JobRequest,
     KeyCopies,
     Kind,
     Lane,
@@ -104,6 +105,9 @@ class PostgresReader:
     def memories_by_pk(self, pks: Sequence[int]) -> dict[int, MemoryRow]:
         return memories.memories_by_pk(self.conn, pks)
 
+    def adjacent(self, pks: Sequence[int]) -> dict[int, tuple[MemoryRow | None, MemoryRow | None]]:
+        return memories.adjacent(self.conn, pks)
+
     def memory_by_id(self, owner: str, memory_id: str) -> tuple[MemoryRow, str, str | None] | None:
         return memories.memory_by_id(self.conn, owner, memory_id)
 
@@ -131,9 +135,25 @@ class PostgresReader:
         return revisions.retired_into(self.conn, owner, memory_id)
 
     def list_memories(
-        self, owner: str, namespace: str | None, before: tuple[float, str] | None, since: float | None, limit: int
+        self,
+        owner: str,
+        namespace: str | None,
+        before: tuple[float, str] | None,
+        since: float | None,
+        limit: int,
+        live_at: float | None = None,
+        superseded: bool = False,
     ) -> list[MemoryRow]:
-        return memories.list_memories(self.conn, owner, namespace, before, since, limit)
+        return memories.list_memories(self.conn, owner, namespace, before, since, limit, live_at, superseded)
+
+    def expired_memories(self, owner: str, now: float, limit: int) -> list[str]:
+        return memories.expired_memories(self.conn, owner, now, limit)
+
+    def superseded_in(self, lanes: Sequence[int], limit: int) -> list[MemoryRow]:
+        return memories.superseded_in(self.conn, lanes, limit)
+
+    def superseded_by(self, owner: str, memory_id: str) -> list[str]:
+        return revisions.superseded_by(self.conn, owner, memory_id)
 
     def counters(self) -> dict[str, int]:
         return memories.counters(self.conn)
@@ -268,6 +288,14 @@ class PostgresWriter(PostgresReader):
         occurred_at: float | None = None,
     ) -> tuple[Job, bool]:
         return jobs.insert_job(self.conn, owner, namespace, text, idempotency_key, now, occurred_at)
+
+    def insert_jobs(self, owner: str, requests: Sequence[JobRequest], now: float) -> list[tuple[Job, bool]]:
+        return jobs.insert_jobs(self.conn, owner, requests, now)
+
+    def insert_analysis(
+        self, owner: str, namespace: str, text: str, facts: Sequence[JobRequest], now: float
+    ) -> tuple[Job, list[tuple[Job, bool]]]:
+        return jobs.insert_analysis(self.conn, owner, namespace, text, facts, now)
 
     def claim_lane(self, holder: str, lease_s: float, now: float) -> Lane | None:
         return jobs.claim_lane(self.conn, holder, lease_s, now)
