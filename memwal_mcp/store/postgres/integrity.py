@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from psycopg import Connection
 
+from ...records import ANALYZED
 from ..records import Problem, StoreCounts
 from . import vectors
 
@@ -79,9 +80,11 @@ def _vectors(conn: Connection) -> Iterator[Problem]:
 def _journal(conn: Connection) -> Iterator[Problem]:
     for job, memory in _rows(
         conn,
+        # An analyze request holds its source text and is never curated: done, and in no memory.
         "SELECT j.id, j.memory_id FROM remember_jobs j WHERE j.status = 'done' AND j.decision != 'forgotten'"
-        " AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = j.memory_id AND m.owner = j.owner"
+        " AND NOT (j.decision = %s AND j.memory_id IS NULL) AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = j.memory_id AND m.owner = j.owner"
         " AND m.lane_id = j.lane_id)",
+        (ANALYZED,),
     ):
         yield Problem(
             "error", "done_job_without_memory", f"names memory {memory}, not of its lane", "remember_jobs", job
@@ -110,10 +113,20 @@ def _journal(conn: Connection) -> Iterator[Problem]:
         )
     for memory, into in _rows(
         conn,
-        "SELECT m.id, m.retired_into FROM memories m WHERE m.status = 'retired' AND NOT EXISTS"
-        " (SELECT 1 FROM memories t WHERE t.id = m.retired_into AND t.owner = m.owner)",
+        "SELECT m.id, m.retired_into FROM memories m WHERE m.status = 'retired' AND m.superseded_by IS NULL"
+        " AND NOT EXISTS (SELECT 1 FROM memories t WHERE t.id = m.retired_into AND t.owner = m.owner)",
     ):
         yield Problem("error", "retired_without_target", f"retired into {into}, not the owner's", "memories", memory)
+    # A superseded memory is retired, merged into nothing, and replaced by a memory of its owner.
+    for memory, status, by in _rows(
+        conn,
+        "SELECT m.id, m.status, m.superseded_by FROM memories m WHERE m.superseded_by IS NOT NULL"
+        " AND m.status != 'forgotten' AND (m.status != 'retired' OR m.retired_into IS NOT NULL OR NOT EXISTS"
+        " (SELECT 1 FROM memories b WHERE b.id = m.superseded_by AND b.owner = m.owner))",
+    ):
+        yield Problem(
+            "error", "superseded_without_target", f"superseded by {by} ({status}), not the owner's", "memories", memory
+        )
     for job, left in _rows(
         conn,
         "SELECT id, length(text) FROM remember_jobs WHERE decision = 'forgotten' AND text != ''",
