@@ -100,6 +100,8 @@ class History:
     revisions: list[Revision]  # newest first
     jobs: list[Job]  # newest first: the source job, occurrences, merges (also of memories retired into it)
     merged_from: list[str]
+    occurred_at: float | None = None  # when the fact happened, if the remember said so
+    occurrences: int = 0  # exact repeats recorded on it
 
 
 @dataclass(frozen=True, slots=True)

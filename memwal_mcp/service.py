@@ -10,9 +10,11 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 
 import anyio
 
@@ -65,6 +67,20 @@ class Stats:
     vector_model: tuple[str, int] | None
     db_path: str
     nominations_to_count: int = 0  # memories made on the no-LLM path whose nominees are not counted yet
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """One owner's journal in figures (the dashboard's activity page). Only that owner's jobs:
+    the server-wide queue and markers are `stats()`, which says nothing per owner."""
+
+    queue: dict[str, int]  # jobs by status: queued, done, failed
+    per_day: list[tuple[str, int]]  # (UTC day, remembers filed that day), oldest first, every day of the window
+    decisions: dict[str, int]  # how curation ended the jobs: created, occurrence, skipped, updated, ...
+
+
+# The longest window activity() counts remembers over, in days.
+MAX_ACTIVITY_DAYS = 366
 
 
 class MemoryService:
@@ -344,6 +360,18 @@ class MemoryService:
             items, validation.make_cursor(rows[count - 1].created_at, rows[count - 1].id) if more else None
         )
 
+    async def namespaces(self, owner: str) -> tuple[str, ...]:
+        """The owner's namespaces (those anything was ever remembered in), sorted."""
+        lanes = await self._store.read(lambda reader: reader.owner_lanes(owner))
+        return tuple(sorted({lane.namespace for lane in lanes}))
+
+    async def activity(self, owner: str, days: object = 30) -> Activity:
+        """The owner's queue, remembers per day over the last `days` UTC days (today included) and
+        curation decisions by kind, from the journal."""
+        if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_ACTIVITY_DAYS:
+            raise InvalidInput(f"days must be an integer from 1 to {MAX_ACTIVITY_DAYS}, got {validation.show(days)}")
+        return await self._store.read(_activity, owner, days, time.time())
+
     # --- reindex -----------------------------------------------------------------
 
     async def reindex(
@@ -398,5 +426,34 @@ def _history(reader: StoreReader, owner: str, memory_id: str) -> History:
     revisions = reader.revisions(row.pk)
     jobs = reader.jobs_for_memories(owner, [memory_id, *merged_from])
     return History(
-        row.id, row.namespace, row.body, status, into, row.created_at, row.updated_at, revisions, jobs, merged_from
+        row.id,
+        row.namespace,
+        row.body,
+        status,
+        into,
+        row.created_at,
+        row.updated_at,
+        revisions,
+        jobs,
+        merged_from,
+        row.occurred_at,
+        row.occurrences,
     )
+
+
+def _activity(reader: StoreReader, owner: str, days: int, now: float) -> Activity:
+    today = datetime.fromtimestamp(now, tz=timezone.utc).date()
+    window = [(today - timedelta(days=back)).isoformat() for back in range(days - 1, -1, -1)]
+    first = datetime.combine(today - timedelta(days=days - 1), datetime.min.time(), tzinfo=timezone.utc).timestamp()
+    per_day = dict.fromkeys(window, 0)
+    queue: Counter[str] = Counter()
+    decisions: Counter[str] = Counter()
+    for job in reader.iter_jobs(owner):
+        queue[job.status] += 1
+        if job.decision is not None:
+            decisions[job.decision] += 1
+        if job.created_at >= first:
+            day = datetime.fromtimestamp(job.created_at, tz=timezone.utc).date().isoformat()
+            if day in per_day:
+                per_day[day] += 1
+    return Activity(dict(queue), list(per_day.items()), dict(decisions))
