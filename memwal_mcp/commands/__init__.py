@@ -30,6 +30,7 @@ from . import (
     stats,
     status,
     token,
+    ui,
     undo,
 )
 
@@ -50,4 +51,5 @@ COMMANDS: tuple[ModuleType, ...] = (
     doctor,
     token,
     reindex,
+    ui,
 )
