@@ -77,9 +77,10 @@ Handler = Callable[[Request, Session, Form], Awaitable[Response]]
 class Refused(Exception):
     """A request this dashboard will not serve, with the page that says why."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
+        self.headers = headers or {}
 
 
 class Dashboard:
@@ -147,6 +148,7 @@ class Dashboard:
                 response = await handler(request, session, form)
             except Refused as exc:
                 response = self._error(request, session, exc.status, str(exc))
+                response.headers.update(exc.headers)
             except NotFound as exc:
                 response = self._error(request, session, 404, str(exc))
             except InvalidInput as exc:
@@ -196,7 +198,10 @@ class Dashboard:
             return
         wait = self._limiter.take(session.token_hash)
         if wait > 0:
-            raise Refused(429, f"Too many requests for this token: retry after {max(1, math.ceil(wait))} s.")
+            seconds = max(1, math.ceil(wait))
+            raise Refused(
+                429, f"Too many requests for this token: retry after {seconds} s.", {"Retry-After": str(seconds)}
+            )
 
     def _html(
         self, request: Request, session: Session | None, template: str, *, status: int = 200, **context: Any
@@ -212,10 +217,7 @@ class Dashboard:
         return HTMLResponse(page, status_code=status)
 
     def _error(self, request: Request, session: Session | None, status: int, message: str) -> HTMLResponse:
-        response = self._html(request, session, "error.html", status=status, status_code=status, message=message)
-        if status == 429:
-            response.headers["Retry-After"] = message.rsplit(" ", 2)[-2]
-        return response
+        return self._html(request, session, "error.html", status=status, status_code=status, message=message)
 
     def _bare_error(self, request: Request, status: int, message: str) -> Response:
         return self._error(request, None, status, message)
