@@ -443,17 +443,19 @@ def _history(reader: StoreReader, owner: str, memory_id: str) -> History:
 
 def _activity(reader: StoreReader, owner: str, days: int, now: float) -> Activity:
     today = datetime.fromtimestamp(now, tz=timezone.utc).date()
-    window = [(today - timedelta(days=back)).isoformat() for back in range(days - 1, -1, -1)]
-    first = datetime.combine(today - timedelta(days=days - 1), datetime.min.time(), tzinfo=timezone.utc).timestamp()
-    per_day = dict.fromkeys(window, 0)
+    first_day = today - timedelta(days=days - 1)
+    first = datetime.combine(first_day, datetime.min.time(), tzinfo=timezone.utc).timestamp()
+    per_day = [0] * days
     queue: Counter[str] = Counter()
     decisions: Counter[str] = Counter()
-    for job in reader.iter_jobs(owner):
+    for job in reader.iter_jobs(owner):  # one pass over the journal: no per-owner aggregate in the store yet
         queue[job.status] += 1
         if job.decision is not None:
             decisions[job.decision] += 1
-        if job.created_at >= first:
-            day = datetime.fromtimestamp(job.created_at, tz=timezone.utc).date().isoformat()
-            if day in per_day:
+        since_first = job.created_at - first
+        if since_first >= 0:
+            day = int(since_first // 86400)  # a UTC day is 86,400 s of epoch time
+            if day < days:
                 per_day[day] += 1
-    return Activity(dict(queue), list(per_day.items()), dict(decisions))
+    labels = [(first_day + timedelta(days=n)).isoformat() for n in range(days)]
+    return Activity(dict(queue), list(zip(labels, per_day)), dict(decisions))
