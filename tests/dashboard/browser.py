@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright
+from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
 from tests.e2e.conftest import CALL_TIMEOUT_S, base_env
 from tests.e2e.http_helpers import INITIALIZE, JSON_AND_SSE, Served, bearer, make_token, reply_of, rpc, serve
@@ -28,11 +28,14 @@ CHROMIUM = Path("/usr/bin/chromium")
 NO_SANDBOX = hasattr(os, "geteuid") and os.geteuid() == 0  # Chromium refuses to sandbox itself as root
 
 
-def launch(playwright: Playwright) -> Browser:
-    """The system's Chromium. Missing, it is an error to fix (`apt-get install -y chromium`), not a skip."""
+async def launch(playwright: Playwright) -> Browser:
+    """The system's Chromium. Missing, it is an error to fix (`apt-get install -y chromium`), not a skip.
+
+    Playwright's async API: its sync API keeps an event loop running on the thread for as long as
+    the browser lives, and every async test after it would fail to start its own."""
     if not CHROMIUM.exists():
         raise RuntimeError(f"{CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium)")
-    return playwright.chromium.launch(
+    return await playwright.chromium.launch(
         executable_path=str(CHROMIUM), args=["--no-sandbox"] if NO_SANDBOX else [], timeout=30_000
     )
 
@@ -62,7 +65,8 @@ class MergePlan:
 
 @dataclass
 class Mcp:
-    """One MCP session over streamable HTTP, for putting facts in as an agent would."""
+    """One MCP session over streamable HTTP, for putting facts in as an agent would. Synchronous:
+    a call blocks the test's loop for as long as the server takes, which nothing else needs then."""
 
     url: str
     token: str
@@ -147,11 +151,11 @@ def running_dashboard(tmp: Path) -> Iterator[Dashboard]:
                     client.close()
 
 
-def sign_in(context: BrowserContext, dashboard: Dashboard, who: str) -> Page:
-    page = context.new_page()
-    page.goto(dashboard.ui + "/")
+async def sign_in(context: BrowserContext, dashboard: Dashboard, who: str) -> Page:
+    page = await context.new_page()
+    await page.goto(dashboard.ui + "/")
     assert page.url.endswith("/ui/signin"), page.url
-    page.fill("#token", dashboard.tokens[who])
-    page.click("button[type=submit]")
-    page.wait_for_url(re.compile(r".*/ui/search$"))
+    await page.fill("#token", dashboard.tokens[who])
+    await page.click("button[type=submit]")
+    await page.wait_for_url(re.compile(r".*/ui/search$"))
     return page

@@ -3,10 +3,10 @@ each); a fresh browser context (no cookies) for every test."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, sync_playwright
+from playwright.async_api import Browser, BrowserContext, async_playwright
 
 from .browser import Dashboard, launch, running_dashboard
 
@@ -18,16 +18,16 @@ def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as playwright:
+        chromium = await launch(playwright)
         yield chromium
-        chromium.close()
+        await chromium.close()
 
 
 @pytest.fixture
-def context(browser: Browser) -> Iterator[BrowserContext]:
-    made = browser.new_context()
+async def context(browser: Browser) -> AsyncIterator[BrowserContext]:
+    made = await browser.new_context()
     made.set_default_timeout(15_000)
     yield made
-    made.close()
+    await made.close()

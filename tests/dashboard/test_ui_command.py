@@ -3,6 +3,7 @@ token exists, answering only loopback names, and asking for a token once one is 
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import time
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.async_api import Browser, expect
 
 from tests.e2e.conftest import MEMWAL, base_env, free_port, stop_process, wait_for_port
 from tests.e2e.http_helpers import make_token
@@ -39,21 +40,21 @@ def local_ui(tmp_path: Path) -> Iterator[tuple[str, dict[str, str], Path]]:
         stop_process(proc)
 
 
-def test_without_tokens_it_acts_for_the_configured_owner_on_loopback_only(
+async def test_without_tokens_it_acts_for_the_configured_owner_on_loopback_only(
     local_ui: tuple[str, dict[str, str], Path], browser: Browser
 ) -> None:
     base, env, log = local_ui
-    context = browser.new_context()
+    context = await browser.new_context()
     try:
-        page = context.new_page()
-        page.goto(base + "/")
-        expect(page).to_have_url(re.compile(r"/ui/search$"))
-        expect(page.get_by_test_id("owner")).to_have_text("dana")
-        expect(page.get_by_role("button", name="Sign out")).to_have_count(0)
-        page.get_by_role("link", name="Activity").click()
-        expect(page.get_by_test_id("markers")).to_be_visible()  # the local owner's server: its markers too
+        page = await context.new_page()
+        await page.goto(base + "/")
+        await expect(page).to_have_url(re.compile(r"/ui/search$"))
+        await expect(page.get_by_test_id("owner")).to_have_text("dana")
+        await expect(page.get_by_role("button", name="Sign out")).to_have_count(0)
+        await page.get_by_role("link", name="Activity").click()
+        await expect(page.get_by_test_id("markers")).to_be_visible()  # the local owner's server: its markers too
     finally:
-        context.close()
+        await context.close()
     assert f"memwal dashboard at {base}/ui/ (acting for 'dana'" in log.read_text()
 
     # A page whose name was made to resolve to 127.0.0.1 (DNS rebinding) gets nothing.
@@ -63,22 +64,24 @@ def test_without_tokens_it_acts_for_the_configured_owner_on_loopback_only(
     assert "memwal_session" not in rebound.headers.get("set-cookie", "")
 
 
-def test_once_a_token_exists_it_asks_for_one(local_ui: tuple[str, dict[str, str], Path], browser: Browser) -> None:
+async def test_once_a_token_exists_it_asks_for_one(
+    local_ui: tuple[str, dict[str, str], Path], browser: Browser
+) -> None:
     base, env, _ = local_ui
-    context = browser.new_context()
+    context = await browser.new_context()
     try:
-        page = context.new_page()
-        page.goto(base + "/ui/search")
-        expect(page.get_by_test_id("owner")).to_have_text("dana")
+        page = await context.new_page()
+        await page.goto(base + "/ui/search")
+        await expect(page.get_by_test_id("owner")).to_have_text("dana")
         token = make_token(env, "dana", "read")
         deadline = time.monotonic() + 20  # the server counts tokens every few seconds
         while not page.url.endswith("/ui/signin") and time.monotonic() < deadline:
-            time.sleep(0.5)
-            page.goto(base + "/ui/search")
+            await asyncio.sleep(0.5)
+            await page.goto(base + "/ui/search")
         assert page.url.endswith("/ui/signin")
-        page.fill("#token", token)
-        page.click("button[type=submit]")
-        expect(page).to_have_url(re.compile(r"/ui/search$"))
-        expect(page.locator(".who .tag")).to_have_text("read-only")
+        await page.fill("#token", token)
+        await page.click("button[type=submit]")
+        await expect(page).to_have_url(re.compile(r"/ui/search$"))
+        await expect(page.locator(".who .tag")).to_have_text("read-only")
     finally:
-        context.close()
+        await context.close()
