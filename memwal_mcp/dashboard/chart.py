@@ -55,8 +55,8 @@ def _ticks(top: int) -> list[int]:
 
 
 def columns(points: Sequence[tuple[str, int]], title: str, width: int = 720, height: int = 220) -> Chart:
-    """One column per point, left to right (remembers per day). Every seventh label is shown, and
-    the last, so thirty days stay legible."""
+    """One column per point, left to right (remembers per day). Every seventh label is shown,
+    counted back from the last (today), so thirty days stay legible and none overlap."""
     left, right, top_pad, bottom = 40.0, 8.0, 10.0, height - 30.0
     plot_w, plot_h = width - left - right, bottom - top_pad
     top = _scale_top(max((v for _, v in points), default=0))
@@ -66,7 +66,7 @@ def columns(points: Sequence[tuple[str, int]], title: str, width: int = 720, hei
     for i, (label, value) in enumerate(points):
         h = plot_h * value / top
         bars.append(Bar(left + i * slot + slot * 0.1, bottom - h, slot * 0.8, h, label, value))
-        if i % 7 == 0 or i == len(points) - 1:
+        if (len(points) - 1 - i) % 7 == 0:
             labels.append((left + i * slot + slot / 2, label))
     ticks = tuple(Tick(bottom - plot_h * t / top, t) for t in _ticks(top))
     return Chart(width, height, tuple(bars), ticks, tuple(labels), left, bottom, title)

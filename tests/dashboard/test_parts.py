@@ -51,11 +51,10 @@ def test_columns_scale_to_a_round_top_and_keep_every_day() -> None:
     assert abs(tallest.height - plot * 7 / 10) < 1e-9 and tallest.y + tallest.height == drawn.bottom
     assert all(b.height == 0 for b in drawn.bars[:-1])
     assert [label for _, label in drawn.labels] == [
-        "2026-11-01",
-        "2026-11-08",
-        "2026-11-15",
-        "2026-11-22",
-        "2026-11-29",
+        "2026-11-02",
+        "2026-11-09",
+        "2026-11-16",
+        "2026-11-23",
         "2026-11-30",
     ]
 
