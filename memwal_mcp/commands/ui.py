@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import socket
 import sys
 import webbrowser
 
@@ -28,7 +29,11 @@ HOST = "127.0.0.1"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--port", dest="ui_port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT})"
+        "--port",
+        dest="ui_port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0 picks a free one)",
     )
     parser.add_argument("--no-browser", action="store_true", help="print the address instead of opening a browser")
 
@@ -43,8 +48,18 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
     from ..tokens import TokenRegistry
 
     port = args.ui_port
-    if not 1 <= port <= 65535:
-        raise InvalidInput(f"--port must be from 1 to 65535, got {port}")
+    if not 0 <= port <= 65535:
+        raise InvalidInput(f"--port must be from 1 to 65535 (0: any free port), got {port}")
+    # Bound here, not by uvicorn: a port in use is then this message, not a traceback, and
+    # --port 0 learns the port it got.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, port))
+    except OSError as exc:
+        sock.close()
+        raise InvalidInput(f"cannot listen on {HOST}:{port} ({exc.strerror or exc}); pass another --port") from None
+    port = sock.getsockname()[1]
     registry = TokenRegistry(service.settings.auth, service.store)
     secured = await registry.secured()
 
@@ -68,9 +83,8 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         if not args.no_browser:
             await anyio.to_thread.run_sync(webbrowser.open, url)
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(announce)
-        await server.serve()
-        tg.cancel_scope.cancel()
-    if not server.started:
-        raise InvalidInput(f"could not listen on {HOST}:{port} (in use?); pass another --port")
+    with sock:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(announce)
+            await server.serve(sockets=[sock])
+            tg.cancel_scope.cancel()

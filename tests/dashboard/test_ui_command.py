@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -85,3 +86,22 @@ async def test_once_a_token_exists_it_asks_for_one(
         await expect(page.locator(".who .tag")).to_have_text("read-only")
     finally:
         await context.close()
+
+
+def test_a_port_in_use_is_a_one_line_error(tmp_path: Path) -> None:
+    env = base_env(tmp_path, tmp_path / "memwal.db")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [str(MEMWAL), "ui", "--no-browser", "--port", str(port)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"memwal-mcp: error: cannot listen on 127.0.0.1:{port} (Address already in use); pass another --port"
+    )
