@@ -11,13 +11,13 @@ from playwright.async_api import Browser, BrowserContext, async_playwright
 from .browser import Dashboard, launch, running_dashboard
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
     with running_dashboard(tmp_path_factory.mktemp("dashboard")) as running:
         yield running
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 async def browser() -> AsyncIterator[Browser]:
     async with async_playwright() as playwright:
         chromium = await launch(playwright)
