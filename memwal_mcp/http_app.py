@@ -222,7 +222,8 @@ class HttpGate:
         self._sse_streams: dict[str, tuple[str, Callable[[bytes], Awaitable[None]]]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or is_dashboard(scope):
+            # The dashboard at /ui signs browsers in with a session cookie and checks them itself.
             await self._app(scope, receive, send)
             return
         user = await self._authenticate(scope)
@@ -501,12 +502,25 @@ async def _restore_params(ctx: ServerRequestContext[Any, Any], call_next: CallNe
     return result
 
 
-async def serve_http(server: MCPServer, settings: Settings, registry: TokenRegistry) -> None:
-    """Serve `server` over sse or streamable HTTP behind the gate, until the process is stopped."""
+DASHBOARD_PATH = "/ui"
+
+
+def is_dashboard(scope: Scope) -> bool:
+    path = str(scope.get("path", ""))
+    return path == DASHBOARD_PATH or path.startswith(DASHBOARD_PATH + "/")
+
+
+async def serve_http(
+    server: MCPServer, settings: Settings, registry: TokenRegistry, dashboard: ASGIApp | None = None
+) -> None:
+    """Serve `server` over sse or streamable HTTP behind the gate, until the process is stopped; with
+    `dashboard`, that app at /ui beside it (it authenticates its own requests)."""
     import uvicorn
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
 
     host, port = settings.server.host, settings.server.port
-    app: ASGIApp
+    app: Starlette
     server.middleware.append(_restore_params)
     if settings.server.transport == "sse":
         server.middleware.append(_answer_refused)
@@ -515,6 +529,8 @@ async def serve_http(server: MCPServer, settings: Settings, registry: TokenRegis
         app = server.streamable_http_app(
             host=host, session_idle_timeout=settings.server.session_idle_s, max_sessions=settings.server.max_sessions
         )
+    if dashboard is not None:
+        app.router.routes.insert(0, Mount(DASHBOARD_PATH, app=dashboard))
     gate = HttpGate(app, transport=settings.server.transport, registry=registry, settings=settings)
     config = uvicorn.Config(gate, host=host, port=port, log_level=server.settings.log_level.lower())
     await uvicorn.Server(config).serve()

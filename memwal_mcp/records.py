@@ -140,6 +140,8 @@ class History:
     expires_at: float | None = None
     superseded_by: str | None = None  # the memory that replaced this one
     supersedes: list[str] = field(default_factory=list)  # memories this one replaced (still superseded)
+    occurred_at: float | None = None  # when the fact happened, if the remember said so
+    occurrences: int = 0  # exact repeats recorded on it
 
 
 @dataclass(frozen=True, slots=True)

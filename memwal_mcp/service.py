@@ -10,9 +10,11 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 
 import anyio
 
@@ -74,6 +76,20 @@ class Stats:
     vector_model: tuple[str, int] | None
     db_path: str
     nominations_to_count: int = 0  # memories made on the no-LLM path whose nominees are not counted yet
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """One owner's journal in figures (the dashboard's activity page). Only that owner's jobs:
+    the server-wide queue and markers are `stats()`, which says nothing per owner."""
+
+    queue: dict[str, int]  # jobs by status: queued, done, failed
+    per_day: list[tuple[str, int]]  # (UTC day, remembers filed that day), oldest first, every day of the window
+    decisions: dict[str, int]  # how curation ended the jobs: created, occurrence, skipped, updated, ...
+
+
+# The longest window activity() counts remembers over, in days.
+MAX_ACTIVITY_DAYS = 366
 
 
 class MemoryService:
@@ -487,6 +503,18 @@ class MemoryService:
             items, validation.make_cursor(rows[count - 1].created_at, rows[count - 1].id) if more else None
         )
 
+    async def namespaces(self, owner: str) -> tuple[str, ...]:
+        """The owner's namespaces (those anything was ever remembered in), sorted."""
+        lanes = await self._store.read(lambda reader: reader.owner_lanes(owner))
+        return tuple(sorted({lane.namespace for lane in lanes}))
+
+    async def activity(self, owner: str, days: object = 30) -> Activity:
+        """The owner's queue, remembers per day over the last `days` UTC days (today included) and
+        curation decisions by kind, from the journal."""
+        if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_ACTIVITY_DAYS:
+            raise InvalidInput(f"days must be an integer from 1 to {MAX_ACTIVITY_DAYS}, got {validation.show(days)}")
+        return await self._store.read(_activity, owner, days, time.time())
+
     # --- reindex -----------------------------------------------------------------
 
     async def reindex(
@@ -554,4 +582,26 @@ def _history(reader: StoreReader, owner: str, memory_id: str) -> History:
         row.expires_at,
         row.superseded_by,
         reader.superseded_by(owner, memory_id),
+        row.occurred_at,
+        row.occurrences,
     )
+
+
+def _activity(reader: StoreReader, owner: str, days: int, now: float) -> Activity:
+    today = datetime.fromtimestamp(now, tz=timezone.utc).date()
+    first_day = today - timedelta(days=days - 1)
+    first = datetime.combine(first_day, datetime.min.time(), tzinfo=timezone.utc).timestamp()
+    per_day = [0] * days
+    queue: Counter[str] = Counter()
+    decisions: Counter[str] = Counter()
+    for job in reader.iter_jobs(owner):  # one pass over the journal: no per-owner aggregate in the store yet
+        queue[job.status] += 1
+        if job.decision is not None:
+            decisions[job.decision] += 1
+        since_first = job.created_at - first
+        if since_first >= 0:
+            day = int(since_first // 86400)  # a UTC day is 86,400 s of epoch time
+            if day < days:
+                per_day[day] += 1
+    labels = [(first_day + timedelta(days=n)).isoformat() for n in range(days)]
+    return Activity(dict(queue), list(zip(labels, per_day)), dict(decisions))

@@ -104,7 +104,11 @@ class TokenRegistry:
                 )
 
     async def resolve(self, token: str) -> Principal | None:
-        digest = hash_token(token)
+        return await self.resolve_hash(hash_token(token))
+
+    async def resolve_hash(self, digest: str) -> Principal | None:
+        """The principal of the token with this hash, while it is valid: what a session that keeps
+        only the hash (the dashboard's) checks on every request, so a revoked token stops it too."""
         for known, principal in self._configured.items():
             if hmac.compare_digest(known, digest):
                 return principal

@@ -32,6 +32,7 @@ from . import (
     stats,
     status,
     token,
+    ui,
     undo,
 )
 
@@ -54,4 +55,5 @@ COMMANDS: tuple[ModuleType, ...] = (
     doctor,
     token,
     reindex,
+    ui,
 )

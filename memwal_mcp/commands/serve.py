@@ -85,7 +85,10 @@ async def serve(settings: Settings) -> None:
                 port,
                 settings.owner,
             )
-        await serve_http(build_server(service, settings.owner), settings, registry)
+        from ..dashboard import build_dashboard
+
+        dashboard = build_dashboard(service, registry, owner=settings.owner, any_host=settings.server.insecure_no_auth)
+        await serve_http(build_server(service, settings.owner), settings, registry, dashboard)
 
 
 def _is_loopback(host: str) -> bool:

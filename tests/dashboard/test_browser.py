@@ -1,0 +1,323 @@
+"""The dashboard in a real browser: Debian's Chromium driven by Playwright, against `memwal-mcp
+serve --transport http` as a subprocess, facts put in through the MCP tools as an agent would."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+import time
+from datetime import datetime, timezone
+
+import pytest
+from playwright.async_api import APIResponse, BrowserContext, Dialog, Page, expect
+
+from memwal_mcp.tokens import hash_token
+from tests.e2e.http_helpers import cli, make_token
+
+from .browser import Dashboard, sign_in
+
+pytestmark = pytest.mark.slow
+
+
+async def _search(page: Page, query: str, **fields: str) -> None:
+    if await page.locator("#q").count() == 0:
+        await page.get_by_role("navigation").get_by_role("link", name="Search").click()
+    await page.fill("#q", query)
+    for name, value in fields.items():
+        if name == "namespace":
+            await page.select_option("#namespace", value)
+        else:
+            await page.fill(f"#{name}", value)
+    await page.click("form[role=search] button[type=submit]")
+    await page.wait_for_load_state()
+
+
+def _hit(page: Page, text: str):
+    return page.locator("[data-testid=hit]").filter(has=page.locator("[data-testid=hit-text]", has_text=text))
+
+
+async def _said(response: APIResponse) -> str:
+    """The text of a page the dashboard answered with, as a reader sees it."""
+    return html.unescape(await response.text())
+
+
+async def _csrf(page: Page) -> str:
+    value = await page.locator("input[name=csrf]").first.get_attribute("value")
+    assert value
+    return value
+
+
+async def test_sign_in_search_shows_scores_dates_the_collapse_note_and_opens_the_memory(
+    dashboard: Dashboard, context: BrowserContext
+) -> None:
+    alice = dashboard.mcp["alice"]
+    memory = alice.remember("Alice drinks oolong tea every afternoon")
+    assert alice.remember("alice drinks OOLONG tea   every afternoon") == memory
+    assert alice.remember("Alice drinks oolong tea every afternoon ") == memory
+    page = await sign_in(context, dashboard, "alice")
+    await expect(page.get_by_test_id("owner")).to_have_text("alice")
+
+    await _search(page, "oolong tea")
+    hit = _hit(page, "oolong")
+    await expect(hit).to_have_count(1)
+    await expect(hit.get_by_test_id("hit-text")).to_have_text("Alice drinks oolong tea every afternoon")
+    await expect(hit.get_by_test_id("collapse-note")).to_have_text(
+        "(2 duplicate copies of the above collapsed; the same fact is stored more than once.)"
+    )
+    await expect(hit.locator(".score")).to_have_text(re.compile(r"^score 0\.\d{3}$"))
+    await expect(hit.locator("time")).to_contain_text(datetime.now(timezone.utc).date().isoformat())
+
+    await hit.get_by_role("link", name=memory).click()
+    await expect(page).to_have_url(re.compile(f"/ui/memories/{memory}$"))
+    await expect(page.get_by_test_id("body")).to_have_text("Alice drinks oolong tea every afternoon")
+    await expect(page.get_by_test_id("occurrences")).to_have_text("2")
+    await expect(page.get_by_test_id("job")).to_have_count(3)
+
+
+async def test_search_filters_by_namespace_and_dates(dashboard: Dashboard, context: BrowserContext) -> None:
+    alice = dashboard.mcp["alice"]
+    alice.remember("The kayak trip to Lake Bled was wonderful", "travel", occurred_at="2020-05-01")
+    alice.remember("The kayak paddles need new grips")
+    page = await sign_in(context, dashboard, "alice")
+
+    await _search(page, "kayak", namespace="travel")
+    texts = await page.get_by_test_id("hit-text").all_inner_texts()
+    assert "The kayak trip to Lake Bled was wonderful" in texts
+    assert "The kayak paddles need new grips" not in texts
+
+    await _search(page, "kayak", namespace="*", since="", until="2020-12-31")
+    await expect(page.get_by_test_id("hit-text")).to_have_text(["The kayak trip to Lake Bled was wonderful"])
+
+    await _search(page, "kayak", since="2021-01-01", until="2020-12-31")
+    await expect(page.get_by_test_id("error")).to_contain_text("until '2020-12-31' is before since '2021-01-01'")
+
+
+async def test_browse_pages_newest_first_and_filters(dashboard: Dashboard, context: BrowserContext) -> None:
+    alice = dashboard.mcp["alice"]
+    ids = [
+        alice.remember(f"Garden note {n}: the {word} need water", "garden")
+        for n, word in enumerate(["roses", "ferns", "tulips"])
+    ]
+    page = await sign_in(context, dashboard, "alice")
+    await page.goto(f"{dashboard.ui}/memories?namespace=garden&limit=2")
+    rows = page.get_by_test_id("memory-row")
+    await expect(rows).to_have_count(2)
+    await expect(rows.locator("a")).to_have_text([ids[2], ids[1]])
+    await page.get_by_role("link", name="Older").click()
+    await expect(page.get_by_test_id("memory-row").locator("a")).to_have_text([ids[0]])
+    await page.goto(f"{dashboard.ui}/memories?namespace=garden&since=2999-01-01")
+    await expect(page.get_by_test_id("no-memories")).to_be_visible()
+
+
+async def test_a_merge_shows_its_diff_decision_and_guard_and_undo_brings_the_old_body_back(
+    dashboard: Dashboard, context: BrowserContext
+) -> None:
+    alice = dashboard.mcp["alice"]
+    original = "Alice's staging API lives at https://staging.example.com/api on version 2.4.1"
+    proposal = "Alice's staging API is at https://staging.example.com/api, now version 2.5.0"
+    merged = "Alice's staging API lives at https://staging.example.com/api, version 2.5.0 (previously 2.4.1)."
+    dashboard.plan.merge(proposal, merged)
+    memory = alice.remember(original)
+    assert alice.remember(proposal) == memory  # the scripted LLM's UPDATE, past MergeGuard
+
+    page = await sign_in(context, dashboard, "alice")
+    await page.goto(f"{dashboard.ui}/memories/{memory}")
+    await expect(page.get_by_test_id("body")).to_have_text(merged)
+    change = page.get_by_test_id("change")
+    await expect(change).to_have_count(1)
+    await expect(change.get_by_test_id("decision")).to_have_text("updated")
+    await expect(change).to_contain_text("LLM scripted")
+    await expect(change.get_by_test_id("guard")).to_contain_text("MergeGuard:")
+    inserted = " ".join(await change.locator("ins").all_inner_texts())
+    deleted = " ".join(await change.locator("del").all_inner_texts())
+    assert "2.5.0" in inserted and "previously" in inserted
+    assert "on" in deleted.split() and "2.5.0" not in deleted
+
+    await page.get_by_test_id("undo").click()
+    await expect(page).to_have_url(re.compile(f"/ui/memories/{memory}$"))
+    await expect(page.locator(".flash")).to_contain_text(f"Undid the last change of {memory}")
+    await expect(page.get_by_test_id("body")).to_have_text(original)
+    await expect(page.get_by_test_id("decision").first).to_have_text("undone")
+    # What the merge folded in is its own memory again, found by search.
+    await _search(page, "staging API version 2.5.0")
+    await expect(_hit(page, proposal)).to_have_count(1)
+
+
+async def test_forget_goes_through_a_confirmation_and_the_memory_is_gone_from_search(
+    dashboard: Dashboard, context: BrowserContext
+) -> None:
+    alice = dashboard.mcp["alice"]
+    text = "Alice's gym locker hint is the blue heron"
+    memory = alice.remember(text)
+    alice.remember(text)  # a repeat: erased with it
+    page = await sign_in(context, dashboard, "alice")
+    await _search(page, "gym locker heron")
+    await _hit(page, "blue heron").get_by_role("link", name=memory).click()
+    await page.get_by_test_id("forget").click()
+
+    await expect(page).to_have_url(re.compile(f"/ui/memories/{memory}/forget$"))
+    await expect(page.get_by_test_id("body")).to_have_text(text)
+    await expect(page.get_by_test_id("erase-list")).to_contain_text("the 2 remember jobs it came from")
+    await page.get_by_test_id("confirm-forget").click()
+
+    await expect(page).to_have_url(re.compile(r"/ui/memories$"))
+    await expect(page.locator(".flash").first).to_contain_text(f"Forgot {memory}: 1 memory and 2 remember jobs erased.")
+    await _search(page, "gym locker heron")
+    assert text not in await page.get_by_test_id("hit-text").all_inner_texts()
+    assert text not in alice.recall_texts("gym locker heron")
+    response = await page.goto(f"{dashboard.ui}/memories/{memory}")
+    assert response is not None and response.status == 410
+
+
+@pytest.mark.parametrize(
+    ("text", "namespace"),
+    [("<script>alert(1)</script>", "hostile-script"), ("<img src=x onerror=alert(1)>", "hostile-img")],
+)
+async def test_memory_text_that_looks_like_html_is_shown_as_text_and_runs_nothing(
+    dashboard: Dashboard, context: BrowserContext, text: str, namespace: str
+) -> None:
+    memory = dashboard.mcp["alice"].remember(text, namespace)
+    page = await sign_in(context, dashboard, "alice")
+    dialogs: list[str] = []
+
+    async def dismiss(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        await dialog.dismiss()
+
+    page.on("dialog", dismiss)
+
+    await _search(page, "alert", namespace=namespace)
+    await expect(page.get_by_test_id("hit-text")).to_have_text([text])
+    await page.goto(f"{dashboard.ui}/memories?namespace={namespace}")
+    await expect(page.get_by_test_id("memory-row").locator(".text").first).to_have_text(text)
+    await page.goto(f"{dashboard.ui}/memories/{memory}")
+    await expect(page.get_by_test_id("body")).to_have_text(text)
+    await page.goto(f"{dashboard.ui}/memories/{memory}/forget")
+    await expect(page.get_by_test_id("body")).to_have_text(text)
+
+    # The text is a text node: no element came out of it on any of those pages.
+    assert await page.locator("main script, main img").count() == 0
+    await page.goto(f"{dashboard.ui}/search?q=alert&namespace={namespace}")
+    assert await page.locator("main script, main img").count() == 0
+    assert dialogs == []
+
+
+async def test_a_read_only_token_sees_but_gets_no_forget_or_undo_and_its_post_is_refused(
+    dashboard: Dashboard, context: BrowserContext
+) -> None:
+    alice = dashboard.mcp["alice"]
+    memory = alice.remember("The office printer is on floor 3")
+    page = await sign_in(context, dashboard, "alice_ro")
+    await expect(page.locator(".who .tag")).to_have_text("read-only")
+    await page.goto(f"{dashboard.ui}/memories/{memory}")
+    await expect(page.get_by_test_id("body")).to_have_text("The office printer is on floor 3")
+    await expect(page.get_by_test_id("forget")).to_have_count(0)
+    await expect(page.get_by_test_id("undo")).to_have_count(0)
+
+    csrf = await _csrf(page)  # a valid form token: only the scope is missing
+    refused = await context.request.post(f"{dashboard.ui}/memories/{memory}/forget", form={"csrf": csrf})
+    assert refused.status == 403
+    assert "This token lacks the 'write' scope that this needs." in await _said(refused)
+    undo = await context.request.post(f"{dashboard.ui}/memories/{memory}/undo", form={"csrf": csrf})
+    assert undo.status == 403
+    confirm = await page.goto(f"{dashboard.ui}/memories/{memory}/forget")
+    assert confirm is not None and confirm.status == 403
+    assert "The office printer is on floor 3" in alice.recall_texts("office printer floor")
+
+
+async def test_another_owners_memory_id_is_404_on_every_page_and_form(
+    dashboard: Dashboard, context: BrowserContext
+) -> None:
+    bobs = dashboard.mcp["bob"].remember("Bob's boat is named Sea Otter")
+    page = await sign_in(context, dashboard, "alice")
+    csrf = await _csrf(page)
+    for path in (f"/memories/{bobs}", f"/memories/{bobs}/forget"):
+        response = await page.goto(dashboard.ui + path)
+        assert response is not None and response.status == 404
+        await expect(page.get_by_test_id("error")).to_have_text(f"no memory with id '{bobs}'")
+        assert "Sea Otter" not in await page.content()
+    for action in ("forget", "undo"):
+        refused = await context.request.post(f"{dashboard.ui}/memories/{bobs}/{action}", form={"csrf": csrf})
+        assert refused.status == 404, action
+    unknown = await page.goto(f"{dashboard.ui}/memories/m_0000000000000000")
+    assert unknown is not None and unknown.status == 404  # the same answer as for a memory that is not yours
+    await _search(page, "boat Sea Otter")
+    assert "Bob's boat is named Sea Otter" not in await page.get_by_test_id("hit-text").all_inner_texts()
+    assert "Bob's boat is named Sea Otter" in dashboard.mcp["bob"].recall_texts("boat Sea Otter")
+
+
+async def test_the_session_cookie_is_httponly_strict_and_not_the_token_and_forms_need_their_csrf_token(
+    dashboard: Dashboard, context: BrowserContext
+) -> None:
+    token = dashboard.tokens["alice"]
+    urls: list[str] = []
+    context.on("request", lambda request: urls.append(request.url))
+    memory = dashboard.mcp["alice"].remember("The spare key is under the third flowerpot")
+    page = await sign_in(context, dashboard, "alice")
+    await page.goto(f"{dashboard.ui}/memories/{memory}")
+
+    (cookie,) = [c for c in await context.cookies() if c["name"] == "memwal_session"]
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and not cookie["secure"]
+    assert cookie["path"] == "/ui"
+    assert token not in cookie["value"] and hash_token(token).split(":")[1] not in cookie["value"]
+    assert "memwal_session" not in await page.evaluate("document.cookie")
+    assert urls and not any(token in url for url in urls)
+
+    for form in ({}, {"csrf": "forged"}):
+        refused = await context.request.post(f"{dashboard.ui}/memories/{memory}/forget", form=form)
+        assert refused.status == 403 and "not sent from this dashboard" in await _said(refused)
+    cross_site = await context.request.post(
+        f"{dashboard.ui}/memories/{memory}/forget",
+        form={"csrf": await _csrf(page)},
+        headers={"Origin": "http://evil.example"},
+    )
+    assert cross_site.status == 403
+    await page.reload()
+    await expect(page.get_by_test_id("body")).to_have_text("The spare key is under the third flowerpot")
+
+    in_url = await page.goto(f"{dashboard.ui}/signin?token={token}")
+    assert in_url is not None and in_url.status == 400
+    await expect(page.get_by_test_id("error")).to_contain_text("A token never goes in a URL")
+
+
+async def test_a_wrong_token_is_refused_and_a_revoked_one_ends_its_session(
+    dashboard: Dashboard, context: BrowserContext
+) -> None:
+    page = await context.new_page()
+    await page.goto(f"{dashboard.ui}/search")
+    await expect(page).to_have_url(re.compile(r"/ui/signin$"))
+    await page.fill("#token", "mwk_not-a-real-token")
+    await page.click("button[type=submit]")
+    await expect(page.get_by_test_id("error")).to_have_text("That token is not valid (unknown or revoked).")
+
+    token = make_token(dashboard.env, "carol", "read,write")
+    await page.fill("#token", token)
+    await page.click("button[type=submit]")
+    await expect(page).to_have_url(re.compile(r"/ui/search$"))
+    await expect(page.get_by_test_id("owner")).to_have_text("carol")
+    cli(dashboard.env, "token", "revoke", hash_token(token)[:20])
+    deadline = time.monotonic() + 20  # the server caches a token's answer for a few seconds
+    while not page.url.endswith("/ui/signin") and time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+        await page.goto(f"{dashboard.ui}/search")
+    assert page.url.endswith("/ui/signin")
+
+
+async def test_activity_shows_the_queue_and_charts_of_the_owners_own_jobs(
+    dashboard: Dashboard, context: BrowserContext
+) -> None:
+    dashboard.mcp["bob"].remember("Bob's own activity does not count for Alice")
+    alice = dashboard.mcp["alice"]
+    alice.remember("Activity check: the heating turns on at 6")
+    page = await sign_in(context, dashboard, "alice")
+    await page.get_by_role("link", name="Activity").click()
+    done = page.get_by_test_id("queue").locator("tr", has_text="done").locator("td")
+    assert int(await done.inner_text()) >= 1
+    charts = page.locator("svg.chart")
+    await expect(charts).to_have_count(2)
+    await expect(charts.first.locator("rect.bar")).to_have_count(30)
+    today = datetime.now(timezone.utc).date().isoformat()
+    assert re.fullmatch(rf"{today}: [1-9]\d*", (await charts.first.locator("rect.bar title").last.text_content()) or "")
+    await expect(charts.nth(1)).to_contain_text("created")
+    await expect(page.get_by_test_id("markers")).to_have_count(0)  # server-wide figures are not a token's to see
