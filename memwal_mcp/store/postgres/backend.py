@@ -65,6 +65,8 @@ class PostgresStore:
         conn = connect(self.url)
         try:
             applied = apply_migrations(conn)
+        except StoreUnavailable:
+            raise
         except Exception as exc:
             raise StoreUnavailable(
                 f"cannot set up the memwal-mcp schema in PostgreSQL at {self.location}: {exc}".splitlines()[0]

@@ -10,6 +10,7 @@ ours, expired, or held by a dead process on this host.
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Sequence
 
@@ -19,7 +20,9 @@ from ...errors import InvalidInput, NotFound
 from ...records import ANALYZED, Job
 from ..leases import holder_is_dead
 from ..records import JobRequest, JobWithdrawn, KeyReused, Lane, QueuedJob
-from . import revisions
+from . import migrations, revisions
+
+log = logging.getLogger(__name__)
 
 JOB_COLUMNS = (
     "id, owner, namespace, text, idempotency_key, status, attempts, decision, memory_id, error, created_at, updated_at,"
@@ -303,7 +306,10 @@ def has_due_jobs(conn: Connection, now: float) -> bool:
 
 def claim_lane(conn: Connection, holder: str, lease_s: float, now: float) -> Lane | None:
     """Lease one lane that has due jobs and no live lease; the oldest waiting work first. A lane
-    another claimer is looking at right now (row locked) is skipped, not waited for."""
+    another claimer is looking at right now (row locked) is skipped, not waited for. None once
+    a newer memwal-mcp has migrated the database: its jobs are left queued for it."""
+    if _outdated(conn):
+        return None
     candidates = conn.execute(
         "SELECT lane_id FROM remember_jobs WHERE status = 'queued' AND next_attempt_at <= %s"
         " GROUP BY lane_id ORDER BY min(seq)",
@@ -329,10 +335,25 @@ def claim_lane(conn: Connection, holder: str, lease_s: float, now: float) -> Lan
 
 
 def renew_lease(conn: Connection, lane: int, holder: str, until: float) -> bool:
+    """Extend our lease; False if it was lost, or if a newer memwal-mcp has migrated the
+    database meanwhile (curation then stops as on a lost lease, before it writes anything,
+    instead of failing jobs on tables that changed)."""
+    if _outdated(conn):
+        return False
     cursor = conn.execute(
         "UPDATE lanes SET lease_expires_at = %s WHERE id = %s AND lease_holder = %s", (until, lane, holder)
     )
     return cursor.rowcount == 1
+
+
+def _outdated(conn: Connection) -> bool:
+    if not migrations.upgraded_since(conn):
+        return False
+    log.error(
+        "a newer memwal-mcp has upgraded this database; this server no longer curates (its jobs stay queued "
+        "for the newer version): restart it with the newer memwal-mcp"
+    )
+    return True
 
 
 def release_lease(conn: Connection, lane: int, holder: str) -> None:

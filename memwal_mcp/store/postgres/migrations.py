@@ -8,6 +8,7 @@ never edited.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from psycopg import Connection
 
+from ...errors import StoreUnavailable
 from .connection import MIGRATION_LOCK
 
 _NAME = re.compile(r"^(\d+)_[\w-]+\.sql$")
@@ -57,10 +59,37 @@ def applied(conn: Connection) -> list[tuple[int, str]]:
     return [(int(v), n) for v, n in conn.execute("SELECT version, name FROM schema_migrations ORDER BY version")]
 
 
+@functools.cache
+def shipped_version() -> int:
+    """The newest migration this version ships."""
+    return max((m.version for m in load_migrations()), default=0)
+
+
+def upgraded_since(conn: Connection) -> bool:
+    """Whether a newer memwal-mcp has migrated the database since this process opened it (a
+    replica left running through a rolling upgrade): its writes would be to tables that changed."""
+    found = conn.execute("SELECT COALESCE(max(version), 0) FROM schema_migrations").fetchone()
+    return found is not None and int(found[0]) > shipped_version()
+
+
+def _refuse_newer(conn: Connection, known: list[Migration]) -> None:
+    """A database a newer memwal-mcp has migrated is not this version's to use: its code would
+    read and write tables that are gone or changed (and fail the jobs it curates)."""
+    newest = max((m.version for m in known), default=0)
+    found = [(int(v), n) for v, n in applied(conn) if int(v) > newest]
+    if found:
+        raise StoreUnavailable(
+            f"this database was upgraded by a newer memwal-mcp (migration {found[-1][1]}); this version knows "
+            f"migrations up to {newest}: run the newer memwal-mcp on it"
+        )
+
+
 def apply_migrations(conn: Connection, folder: Path | None = None) -> list[str]:
     """Apply what is new; returns the names applied. Safe to race from several processes."""
     done: list[str] = []
-    for migration in load_migrations(folder):
+    migrations = load_migrations(folder)
+    _refuse_newer(conn, migrations)
+    for migration in migrations:
         with conn.transaction():
             conn.execute(MIGRATION_LOCK)
             conn.execute(
