@@ -41,6 +41,19 @@ from . import speed_data, speed_proc
 
 MIB = 2**20
 PEER = "mcp-memory-service-lite==12.4.0"
+# This Python cannot load SQLite extensions; the peer's sqlite-vec then gets the same fallback
+# as memwal's store (sqlean, SQLite built with extension loading), put in place of sqlite3.
+PEER_SQLITE = "sqlean.py==3.50.4.5"
+PEER_LAUNCH = """\
+import runpy, sqlite3, sys
+probe = sqlite3.connect(":memory:")
+if not hasattr(probe, "enable_load_extension"):
+    import sqlean, sqlean.dbapi2
+    sys.modules["sqlite3"], sys.modules["sqlite3.dbapi2"] = sqlean, sqlean.dbapi2
+probe.close()
+sys.argv = ["mcp_memory_service.server"]
+runpy.run_module("mcp_memory_service.server", run_name="__main__", alter_sys=True)
+"""
 SEED = 20
 NAMESPACE = "default"
 LIMIT = 5
@@ -101,6 +114,7 @@ class Footprint:
     remember_ms: list[float] = field(default_factory=list)
     recall_ms: list[float] = field(default_factory=list)
     burst_s: float = 0.0  # the burst, from the first remember until every fact is searchable
+    refused: int = 0  # tool calls answered with an error (counted for the peer only)
 
 
 @dataclass
@@ -113,6 +127,7 @@ class Server:
     remember: Callable[[str], tuple[str, dict[str, Any]]]
     recall: Callable[[str], tuple[str, dict[str, Any]]]
     drained: Callable[[], Awaitable[None]]  # returns once every remembered fact is searchable
+    refusals_ok: bool = False  # a tool error is counted, not fatal (the peer refuses near-duplicates)
 
 
 PRIMING = 10  # facts stored by an earlier session, so the measured one starts on a store in use
@@ -124,10 +139,19 @@ async def prime(server: Server, log_path: Path) -> None:
     embeds a query and searches them)."""
     async with speed_proc.stdio_session(server.command, server.env, log_path) as (session, _):
         for index in range(PRIMING):
-            await speed_proc._call(
-                session, *server.remember(f"priming fact {index}: the user likes tea number {index}")
+            await _call(
+                server, None, session, server.remember(f"priming fact {index}: the user likes tea number {index}")
             )
         await server.drained()
+
+
+async def _call(server: Server, out: Footprint | None, session: Any, call: tuple[str, dict[str, Any]]) -> None:
+    if not server.refusals_ok:
+        await speed_proc._call(session, *call)
+        return
+    result = await session.call_tool(*call)
+    if (getattr(result, "is_error", False) or getattr(result, "isError", False)) and out is not None:
+        out.refused += 1
 
 
 async def measure(server: Server, facts: Sequence[str], queries: Sequence[str], log_path: Path) -> Footprint:
@@ -138,19 +162,19 @@ async def measure(server: Server, facts: Sequence[str], queries: Sequence[str], 
             raise RuntimeError(f"cannot find the {server.name} server's process")
         await session.list_tools()
         out.idle_rss = await settled_rss(pid)
-        await speed_proc._call(session, *server.recall("what does the user prefer to drink"))
+        await _call(server, out, session, server.recall("what does the user prefer to drink"))
         out.first_recall_rss = await settled_rss(pid)
         started = time.perf_counter()
         for text in facts:
             begun = time.perf_counter()
-            await speed_proc._call(session, *server.remember(text))
+            await _call(server, out, session, server.remember(text))
             out.remember_ms.append((time.perf_counter() - begun) * 1000)
         await server.drained()
         out.burst_s = time.perf_counter() - started
-        await speed_proc._call(session, *server.recall(queries[0]))  # untimed
+        await _call(server, out, session, server.recall(queries[0]))  # untimed
         for query in queries[1:]:
             begun = time.perf_counter()
-            await speed_proc._call(session, *server.recall(query))
+            await _call(server, out, session, server.recall(query))
             out.recall_ms.append((time.perf_counter() - begun) * 1000)
         out.peak_rss = _status(pid, "VmHWM")
         out.settled_rss = await settled_rss(pid)
@@ -191,7 +215,7 @@ def install_peer(folder: Path) -> Path:
     done = subprocess.run([str(python), "-m", "pip", "show", "-q", "mcp-memory-service-lite"], capture_output=True)
     if done.returncode != 0:
         print(f"installing {PEER} into {folder} ...", file=sys.stderr, flush=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", PEER], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", PEER, PEER_SQLITE], check=True)
     return python
 
 
@@ -230,11 +254,12 @@ def peer_server(python: Path, workdir: Path) -> Server:
 
     return Server(
         PEER,
-        [str(python), "-m", "mcp_memory_service.server"],
+        [str(python), "-c", PEER_LAUNCH],
         env,
-        lambda text: ("store_memory", {"content": text}),
-        lambda query: ("retrieve_memory", {"query": query, "n_results": LIMIT}),
+        lambda text: ("memory_store", {"content": text}),
+        lambda query: ("memory_search", {"query": query, "limit": LIMIT}),
         drained,
+        refusals_ok=True,
     )
 
 
@@ -332,6 +357,8 @@ def report(ours: Footprint, peer: Footprint | None, peer_note: str | None, parts
         ("recall p50, queue drained", p50(ours.recall_ms), peer and p50(peer.recall_ms), "ms"),
         ("burst: remembered to searchable", ours.burst_s, peer and peer.burst_s, "s"),
     ]
+    if peer is not None and peer.refused:
+        lines.insert(2, f"(the peer refused {peer.refused} of the calls, e.g. as near-duplicates)")
     for label, mine, theirs, unit in rows:
         show: Callable[[Any], str] = {
             "mib": _mib,

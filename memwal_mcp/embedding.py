@@ -23,6 +23,7 @@ import anyio
 import numpy as np
 
 from . import heap
+from .bundled_model import BundledModel, prepare_model_dir
 from .config import BUNDLED_MODEL, EmbeddingSettings
 from .errors import EmbeddingError
 from .lru import LRU
@@ -63,35 +64,52 @@ def _is_punctuation(piece: str) -> bool:
     return bool(piece) and all(unicodedata.category(ch)[0] in "PS" for ch in piece)
 
 
+def _piece_weights(tokenizer: Any, special: set[int]) -> np.ndarray | None:
+    """Per token id: 1 a piece of meaning, -1 [UNK], 0 punctuation, special tokens and
+    padding; None for a tokenizer without an unknown token (byte-level BPE reads everything)."""
+    unk_token = getattr(tokenizer.model, "unk_token", None)
+    unk_id = tokenizer.token_to_id(unk_token) if unk_token else None
+    if unk_id is None:
+        return None
+    vocab = tokenizer.get_vocab(with_added_tokens=True)
+    weight = np.zeros(max(vocab.values()) + 1, dtype=np.int8)
+    for piece, index in vocab.items():
+        if index not in special and not _is_punctuation(piece) and not (piece.startswith("[") and piece.endswith("]")):
+            weight[index] = 1
+    weight[unk_id] = -1
+    return weight
+
+
+def _blanked(vectors: np.ndarray, ids: np.ndarray, mask: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    pieces = weight[np.clip(ids, 0, len(weight) - 1)] * (np.asarray(mask) > 0)
+    known, unknown = (pieces == 1).sum(axis=1), (pieces == -1).sum(axis=1)
+    unreadable = (known == 0) | (unknown > known)
+    if unreadable.any():
+        vectors = np.array(vectors, copy=True)
+        vectors[unreadable] = 0.0
+    return vectors
+
+
 def _blank_unreadable(model: object) -> None:
-    """Make fastembed answer the zero vector for a text whose word pieces are mostly [UNK].
+    """Make the model answer the zero vector for a text whose word pieces are mostly [UNK].
 
     WordPiece maps a word it has no pieces for (Thai, many CJK characters, Javanese, most
     emoji) to one [UNK], so every such text embeds to nearly the same vector: "กาแฟ" (coffee)
     matched a Thai cat fact and "🎂🎉" at cosine 1. A text is unreadable when it has no known
     piece that is not punctuation, or more [UNK] pieces than known ones. The check reads the
-    token ids fastembed already made for the model (its pooling step receives them), so
-    nothing is tokenized twice. A model without an unknown token (byte-level BPE reads
-    everything) and anything unexpected about fastembed's internals leave it as it is."""
+    token ids already made for the model (its pooling step receives them), so nothing is
+    tokenized twice. A model without an unknown token and anything unexpected about
+    fastembed's internals leave it as it is."""
+    if isinstance(model, BundledModel):
+        bundled_weight = _piece_weights(model.tokenizer, model.special_ids)
+        if bundled_weight is not None:
+            model.post_process = lambda vectors, ids, mask: _blanked(vectors, ids, mask, bundled_weight)
+        return
     try:
         inner = model.model  # type: ignore[attr-defined]  # fastembed's ONNX embedding
-        tokenizer = inner.tokenizer
-        unk_token = getattr(tokenizer.model, "unk_token", None)
-        unk_id = tokenizer.token_to_id(unk_token) if unk_token else None
-        if unk_id is None:
+        weight = _piece_weights(inner.tokenizer, set(getattr(inner, "special_token_to_id", {}).values()))
+        if weight is None:
             return
-        vocab = tokenizer.get_vocab(with_added_tokens=True)
-        # 1 a piece of meaning, -1 [UNK], 0 punctuation, special tokens and padding
-        weight = np.zeros(max(vocab.values()) + 1, dtype=np.int8)
-        special = set(getattr(inner, "special_token_to_id", {}).values())
-        for piece, index in vocab.items():
-            if (
-                index not in special
-                and not _is_punctuation(piece)
-                and not (piece.startswith("[") and piece.endswith("]"))
-            ):
-                weight[index] = 1
-        weight[unk_id] = -1
         post_process = inner._post_process_onnx_output
     except Exception as exc:
         log.debug("not checking texts for unknown word pieces: %s", exc)
@@ -99,14 +117,7 @@ def _blank_unreadable(model: object) -> None:
 
     def blanked(output: Any, **kwargs: Any) -> Any:
         vectors = post_process(output, **kwargs)
-        ids = np.asarray(output.input_ids)
-        pieces = weight[np.clip(ids, 0, len(weight) - 1)] * (np.asarray(output.attention_mask) > 0)
-        known, unknown = (pieces == 1).sum(axis=1), (pieces == -1).sum(axis=1)
-        unreadable = (known == 0) | (unknown > known)
-        if unreadable.any():
-            vectors = np.array(vectors, copy=True)
-            vectors[unreadable] = 0.0
-        return vectors
+        return _blanked(vectors, np.asarray(output.input_ids), output.attention_mask, weight)
 
     inner._post_process_onnx_output = blanked
 
@@ -120,8 +131,9 @@ def background_embed(embedder: Embedder, *, scans_beside: bool = False) -> Calla
 
 
 class FastEmbedEmbedder:
-    """fastembed's TextEmbedding behind the Embedder protocol: one copy of the model, shared by
-    recall and curation.
+    """The embedding model behind the Embedder protocol (the bundled one run directly, see
+    bundled_model.BundledModel; any other through fastembed's TextEmbedding): one copy of the
+    model, shared by recall and curation.
 
     Its ONNX session has no thread pool (one intra-op thread): every run computes on the
     thread that calls it, at that thread's CPU priority, and ONNX Runtime lets many threads
@@ -147,32 +159,24 @@ class FastEmbedEmbedder:
         self._lock = threading.Lock()
 
     @staticmethod
-    def _load(settings: EmbeddingSettings):  # -> fastembed.TextEmbedding
+    def _load(settings: EmbeddingSettings) -> Any:  # BundledModel, or a fastembed TextEmbedding
+        try:
+            if settings.model == BUNDLED_MODEL:
+                return BundledModel(settings.model_path or prepare_model_dir())
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            where = f" from {settings.model_path}" if settings.model_path else ""
+            raise EmbeddingError(
+                f"the bundled embedding model could not be loaded{where}: {exc}. "
+                "Reinstall memwal-mcp, check MEMWAL_EMBEDDING__MODEL_PATH, or set the model to 'none'."
+            ) from exc
         try:
             from fastembed import TextEmbedding
-            from fastembed.common.model_description import ModelSource, PoolingType
         except ImportError as exc:  # pragma: no cover - a broken install
             raise EmbeddingError(f"fastembed cannot be imported: {exc}") from exc
 
         try:
-            if settings.model == BUNDLED_MODEL:
-                from .bundled_model import MODEL_DIM, prepare_model_dir
-
-                model_dir = settings.model_path or prepare_model_dir()
-                if BUNDLED_MODEL not in {m["model"] for m in TextEmbedding.list_supported_models()}:
-                    TextEmbedding.add_custom_model(
-                        model=BUNDLED_MODEL,
-                        pooling=PoolingType.MEAN,
-                        normalization=True,
-                        sources=ModelSource(hf="sentence-transformers/all-MiniLM-L6-v2"),
-                        dim=MODEL_DIM,
-                        model_file="model.onnx",
-                        description="all-MiniLM-L6-v2, int8 ONNX, bundled with memwal-mcp",
-                        license="apache-2.0",
-                    )
-                return TextEmbedding(
-                    model_name=BUNDLED_MODEL, specific_model_path=str(model_dir), threads=1, **NO_ARENA
-                )
             kwargs: dict[str, Any] = {"specific_model_path": str(settings.model_path)} if settings.model_path else {}
             return TextEmbedding(model_name=settings.model, threads=1, **kwargs, **NO_ARENA)
         except EmbeddingError:
@@ -187,6 +191,13 @@ class FastEmbedEmbedder:
     @property
     def model_id(self) -> str:
         return self._settings.model
+
+    @property
+    def session(self) -> Any:
+        """The one ONNX Runtime session every embedding runs on (None where fastembed hides it)."""
+        if isinstance(self._model, BundledModel):
+            return self._model.session
+        return getattr(getattr(self._model, "model", None), "model", None)
 
     @property
     def dim(self) -> int:

@@ -127,6 +127,34 @@ def test_prepare_model_dir_links_the_verified_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_the_bundled_model_embeds_as_fastembed_does(embedder: FastEmbedEmbedder) -> None:
+    """It runs without fastembed (whose imports cost 36 MiB), the way fastembed ran it for
+    every vector stored so far: same tokenizer settings, pooling and normalization."""
+    from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    name = "memwal-test/all-MiniLM-L6-v2-int8"
+    if name not in {m["model"] for m in TextEmbedding.list_supported_models()}:
+        TextEmbedding.add_custom_model(
+            model=name,
+            pooling=PoolingType.MEAN,
+            normalization=True,
+            sources=ModelSource(hf="sentence-transformers/all-MiniLM-L6-v2"),
+            dim=bundled_model.MODEL_DIM,
+            model_file="model.onnx",
+        )
+    reference = TextEmbedding(model_name=name, specific_model_path=str(bundled_model.prepare_model_dir()), threads=1)
+    texts = [
+        "User prefers dark roast coffee",
+        "Deploys go out on Fridays from us-east-1 at 14:05, v2.3.1, see /etc/memwal/config.toml",
+        " ".join(["a long text that is truncated at the model's context"] * 60),
+        "x",
+        "Ünïcödé ﬁ ligatures and   spaces",
+    ]
+    np.testing.assert_allclose(embedder.embed_documents(texts), np.array(list(reference.embed(texts))), atol=1e-6)
+
+
+@pytest.mark.slow
 def test_the_optimized_model_embeds_as_the_shipped_file_does(embedder: FastEmbedEmbedder) -> None:
     """The server loads the saved optimized graph; vectors stored by earlier versions, made
     from the shipped file, must match what it computes now."""
@@ -331,7 +359,7 @@ def test_a_process_holding_a_large_lane_keeps_a_core_for_its_scans(monkeypatch, 
 def test_the_model_runs_on_the_callers_thread_without_a_pool(embedder: FastEmbedEmbedder) -> None:
     """One intra-op thread: a run computes at its caller's priority, and no pool threads spin
     after it (they held the cores the vector scan needed next); the arena is off."""
-    options = embedder._model.model.model.get_session_options()
+    options = embedder.session.get_session_options()
     assert options.intra_op_num_threads == 1
     assert not options.enable_cpu_mem_arena
     vectors = embedder.embed_documents(["ports and regions", "a longer text about the deploy schedule"])
