@@ -8,6 +8,7 @@ before batching: fastembed pads each batch to its longest text, so mixing a
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import queue
@@ -222,15 +223,25 @@ class FastEmbedEmbedder:
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         parts, chunks = self._chunks(texts)
-        if len(chunks) == 1 or self._runners == 1:
-            results = [self._embed_sorted(chunk) for chunk in chunks]
-        else:
+        results: list[np.ndarray | None] = [None] * len(chunks)
+        taken = itertools.count()
+
+        def work() -> None:  # each thread takes the next chunk when free: none waits on a slower one
+            while (index := next(taken)) < len(chunks):
+                results[index] = self._embed_sorted(chunks[index])
+
+        helpers = min(self._runners, len(chunks)) - 1
+        if helpers > 0:
             with self._lock:
                 if self._pool is None:
                     self._pool = ThreadPoolExecutor(self._runners - 1, thread_name_prefix="memwal-embed")
                 pool = self._pool
-            futures = [pool.submit(self._embed_sorted, chunk) for chunk in chunks[1:]]
-            results = [self._embed_sorted(chunks[0]), *(future.result() for future in futures)]
+            futures = [pool.submit(work) for _ in range(helpers)]
+            work()
+            for future in futures:
+                future.result()
+        else:
+            work()
         vectors = np.empty((len(texts), self._dim), dtype=np.float32)
         for part, result in zip(parts, results):
             vectors[part] = result
