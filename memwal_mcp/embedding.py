@@ -373,6 +373,11 @@ class LazyEmbedder:
     def error(self) -> EmbeddingError | None:
         return self._error
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (it loads when a recall or curation first needs it)."""
+        return self._embedder is not None
+
     async def close(self) -> None:
         """Release what this loader started (an embedder passed in belongs to the caller)."""
         if self._owned and isinstance(self._embedder, FastEmbedEmbedder):

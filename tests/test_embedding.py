@@ -336,6 +336,29 @@ def test_recall_curation_and_reindex_share_one_copy_of_the_model(make_settings: 
     assert alive - before == 1
 
 
+async def _idle_then_recall(settings: Any) -> tuple[bool, bool, bool, list[str]]:
+    first = MemoryService(settings)
+    async with first.running(worker=False):
+        await first.remember("local", "User prefers dark roast coffee")
+        while await first.worker.run_once():  # curated (and embedded) by this earlier server
+            pass
+    service = MemoryService(settings)
+    async with service.running(worker=False):
+        at_start = service.embedder.loaded
+        worked = await service.worker.run_once()  # the pass an idle worker makes, over and over
+        idle = service.embedder.loaded
+        hits = (await service.recall("local", "coffee", limit=3)).hits
+        return at_start or worked, idle, service.embedder.loaded, [hit.text for hit in hits]
+
+
+@pytest.mark.slow
+def test_an_idle_server_loads_the_model_when_a_recall_first_needs_it(make_settings: Callable[..., Any]) -> None:
+    """The model is most of a server's memory: a server with nothing to embed does not hold it."""
+    busy_at_start, loaded_while_idle, loaded_after_recall, found = asyncio.run(_idle_then_recall(make_settings()))
+    assert not busy_at_start and not loaded_while_idle
+    assert loaded_after_recall and found == ["User prefers dark roast coffee"]
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities are set on Linux only")
 @pytest.mark.parametrize("scans_beside", [True, False], ids=["llm-scans-beside", "no-llm"])
 def test_a_process_holding_a_large_lane_keeps_a_core_for_its_scans(monkeypatch, scans_beside) -> None:
