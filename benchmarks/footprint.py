@@ -212,7 +212,9 @@ def install_peer(folder: Path) -> Path:
     python = folder / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
-    done = subprocess.run([str(python), "-m", "pip", "show", "-q", "mcp-memory-service-lite"], capture_output=True)
+    done = subprocess.run(
+        [str(python), "-m", "pip", "show", "-q", "mcp-memory-service-lite", "sqlean.py"], capture_output=True
+    )
     if done.returncode != 0:
         print(f"installing {PEER} into {folder} ...", file=sys.stderr, flush=True)
         subprocess.run([str(python), "-m", "pip", "install", "-q", PEER, PEER_SQLITE], check=True)
