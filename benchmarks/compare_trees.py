@@ -31,6 +31,8 @@ FIGURES: list[tuple[str, Callable[[dict[str, Any]], float | None], bool]] = [
     ("remember p50 ms, in-process", lambda r: r["remember_ms"]["in_process"]["p50"], False),
     ("remember p50 ms, stdio", lambda r: r["remember_ms"].get("stdio", {}).get("p50"), False),
     ("curation jobs/s (real worker)", lambda r: r["fill"]["curation_per_s"], True),
+    ("cold start to tools/list ms", lambda r: r.get("cold_start_ms", {}).get("memwal", {}).get("p50"), False),
+    ("peak RSS MiB, stdio server", lambda r: (r["rss_bytes"].get("stdio_server") or 0) / 2**20 or None, False),
 ]
 
 

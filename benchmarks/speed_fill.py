@@ -211,10 +211,11 @@ async def grow(
 
 
 def _load_copies(embedder: Any) -> None:
+    """Start curation's low-priority threads before the timed part (they share the loaded
+    model, so there is nothing to wait for)."""
     start = getattr(embedder, "start_background", None)
-    copies = start() if start is not None else None
-    if copies is not None:
-        copies.ready(timeout=120)
+    if start is not None:
+        start()
 
 
 async def _bulk(service: Any, embedder: Any, owner: str, namespace: str, count: int) -> float:

@@ -10,9 +10,11 @@ import os as _os
 # `python -m memwal_mcp` and `uvx memwal-mcp`); a value already set wins.
 _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-# Fewer malloc arenas for the threads to come (see heap.py): 86 MiB less peak RSS.
+# Fewer malloc arenas for the threads to come, and large blocks handed back when freed (see
+# heap.py): 86 and 72 MiB less peak RSS.
 from . import heap as _heap
 
 _heap.limit_arenas()
+_heap.fix_mmap_threshold()
 
 __version__ = "0.1.0"

@@ -87,7 +87,9 @@ class EmbeddingSettings(BaseModel):
     )
     model_path: Path | None = Field(None, description="Local folder holding the model files for fastembed.")
     batch_size: int = Field(16, ge=1, le=1024, description="Texts per ONNX run when embedding documents.")
-    threads: int | None = Field(None, ge=1, description="ONNX Runtime threads; unset = all cores.")
+    threads: int | None = Field(
+        None, ge=1, description="Threads running the one model copy at once; unset = all cores."
+    )
 
     @property
     def enabled(self) -> bool:

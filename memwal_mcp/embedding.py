@@ -8,6 +8,7 @@ before batching: fastembed pads each batch to its longest text, so mixing a
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import queue
@@ -15,7 +16,7 @@ import sys
 import threading
 import unicodedata
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
@@ -23,6 +24,7 @@ import anyio
 import numpy as np
 
 from . import heap
+from .bundled_model import BundledModel, prepare_model_dir
 from .config import BUNDLED_MODEL, EmbeddingSettings
 from .errors import EmbeddingError
 from .lru import LRU
@@ -47,17 +49,10 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
-# ONNX Runtime's CPU arena keeps the largest batch's buffers for good: 52 MiB a model copy
-# here, for no measurable speed (151 vs 152 texts/s on one thread without it).
+# ONNX Runtime's CPU arena keeps the largest batch's buffers for good: 52 MiB here, for no
+# measurable speed (151 vs 152 texts/s on one thread without it).
 NO_ARENA: dict[str, Any] = {"enable_cpu_mem_arena": False}
-# Copies of the model for background embedding, the cores split between them.
-BACKGROUND_COPIES = 2
 QUERY_CACHE = 512  # query vectors kept (a recall repeated, or asked again in another mode)
-# Batches this small embed on the main model: one-shot processes never load the copies.
-BACKGROUND_MIN_BATCH = 8
-# Longest a curation batch waits for the first copy to load (about 1 s; longer on a busy
-# machine) before it takes the main model instead.
-LOAD_WAIT_S = 30.0
 
 
 def readable(vector: np.ndarray) -> bool:
@@ -70,35 +65,52 @@ def _is_punctuation(piece: str) -> bool:
     return bool(piece) and all(unicodedata.category(ch)[0] in "PS" for ch in piece)
 
 
+def _piece_weights(tokenizer: Any, special: set[int]) -> np.ndarray | None:
+    """Per token id: 1 a piece of meaning, -1 [UNK], 0 punctuation, special tokens and
+    padding; None for a tokenizer without an unknown token (byte-level BPE reads everything)."""
+    unk_token = getattr(tokenizer.model, "unk_token", None)
+    unk_id = tokenizer.token_to_id(unk_token) if unk_token else None
+    if unk_id is None:
+        return None
+    vocab = tokenizer.get_vocab(with_added_tokens=True)
+    weight = np.zeros(max(vocab.values()) + 1, dtype=np.int8)
+    for piece, index in vocab.items():
+        if index not in special and not _is_punctuation(piece) and not (piece.startswith("[") and piece.endswith("]")):
+            weight[index] = 1
+    weight[unk_id] = -1
+    return weight
+
+
+def _blanked(vectors: np.ndarray, ids: np.ndarray, mask: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    pieces = weight[np.clip(ids, 0, len(weight) - 1)] * (np.asarray(mask) > 0)
+    known, unknown = (pieces == 1).sum(axis=1), (pieces == -1).sum(axis=1)
+    unreadable = (known == 0) | (unknown > known)
+    if unreadable.any():
+        vectors = np.array(vectors, copy=True)
+        vectors[unreadable] = 0.0
+    return vectors
+
+
 def _blank_unreadable(model: object) -> None:
-    """Make fastembed answer the zero vector for a text whose word pieces are mostly [UNK].
+    """Make the model answer the zero vector for a text whose word pieces are mostly [UNK].
 
     WordPiece maps a word it has no pieces for (Thai, many CJK characters, Javanese, most
     emoji) to one [UNK], so every such text embeds to nearly the same vector: "กาแฟ" (coffee)
     matched a Thai cat fact and "🎂🎉" at cosine 1. A text is unreadable when it has no known
     piece that is not punctuation, or more [UNK] pieces than known ones. The check reads the
-    token ids fastembed already made for the model (its pooling step receives them), so
-    nothing is tokenized twice. A model without an unknown token (byte-level BPE reads
-    everything) and anything unexpected about fastembed's internals leave it as it is."""
+    token ids already made for the model (its pooling step receives them), so nothing is
+    tokenized twice. A model without an unknown token and anything unexpected about
+    fastembed's internals leave it as it is."""
+    if isinstance(model, BundledModel):
+        bundled_weight = _piece_weights(model.tokenizer, model.special_ids)
+        if bundled_weight is not None:
+            model.post_process = lambda vectors, ids, mask: _blanked(vectors, ids, mask, bundled_weight)
+        return
     try:
         inner = model.model  # type: ignore[attr-defined]  # fastembed's ONNX embedding
-        tokenizer = inner.tokenizer
-        unk_token = getattr(tokenizer.model, "unk_token", None)
-        unk_id = tokenizer.token_to_id(unk_token) if unk_token else None
-        if unk_id is None:
+        weight = _piece_weights(inner.tokenizer, set(getattr(inner, "special_token_to_id", {}).values()))
+        if weight is None:
             return
-        vocab = tokenizer.get_vocab(with_added_tokens=True)
-        # 1 a piece of meaning, -1 [UNK], 0 punctuation, special tokens and padding
-        weight = np.zeros(max(vocab.values()) + 1, dtype=np.int8)
-        special = set(getattr(inner, "special_token_to_id", {}).values())
-        for piece, index in vocab.items():
-            if (
-                index not in special
-                and not _is_punctuation(piece)
-                and not (piece.startswith("[") and piece.endswith("]"))
-            ):
-                weight[index] = 1
-        weight[unk_id] = -1
         post_process = inner._post_process_onnx_output
     except Exception as exc:
         log.debug("not checking texts for unknown word pieces: %s", exc)
@@ -106,14 +118,7 @@ def _blank_unreadable(model: object) -> None:
 
     def blanked(output: Any, **kwargs: Any) -> Any:
         vectors = post_process(output, **kwargs)
-        ids = np.asarray(output.input_ids)
-        pieces = weight[np.clip(ids, 0, len(weight) - 1)] * (np.asarray(output.attention_mask) > 0)
-        known, unknown = (pieces == 1).sum(axis=1), (pieces == -1).sum(axis=1)
-        unreadable = (known == 0) | (unknown > known)
-        if unreadable.any():
-            vectors = np.array(vectors, copy=True)
-            vectors[unreadable] = 0.0
-        return vectors
+        return _blanked(vectors, np.asarray(output.input_ids), output.attention_mask, weight)
 
     inner._post_process_onnx_output = blanked
 
@@ -126,84 +131,55 @@ def background_embed(embedder: Embedder, *, scans_beside: bool = False) -> Calla
     return embedder.embed_documents if method is None else partial(method, scans_beside=scans_beside)
 
 
-def _stop_spinning(model: object, threads: int | None) -> None:
-    """Rebuild fastembed's ONNX session with its threads blocking, not spinning, between runs.
-
-    ONNX Runtime's pool threads spin for a while after each run, and fastembed exposes no
-    option against it. After a query embedding they held the cores the vector scan then
-    needed: embed + scan of 100k vectors took 16 ms instead of 8 (the embedding alone goes
-    from 2.3 to 3.4 ms; document throughput drops about 2 %). Anything unexpected about
-    fastembed's internals leaves its own session in place."""
-    if threads == 1:  # no pool, nothing spins
-        return
-    try:
-        import onnxruntime as ort
-
-        inner = model.model  # type: ignore[attr-defined]  # fastembed's ONNX embedding
-        session = inner.model
-        path, providers = session._model_path, session.get_providers()
-        inner.model = session = None  # freed before the new one loads: both at once cost ~90 MiB of peak
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.enable_cpu_mem_arena = False
-        if threads:
-            options.intra_op_num_threads = options.inter_op_num_threads = threads
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-        inner.model = ort.InferenceSession(path, providers=providers, sess_options=options)
-    except Exception as exc:
-        log.debug("keeping fastembed's ONNX session as it is: %s", exc)
-        return
-    heap.trim()  # what the first session freed
-
-
 class FastEmbedEmbedder:
-    """fastembed's TextEmbedding behind the Embedder protocol."""
+    """The embedding model behind the Embedder protocol (the bundled one run directly, see
+    bundled_model.BundledModel; any other through fastembed's TextEmbedding): one copy of the
+    model, shared by recall and curation.
 
-    def __init__(self, settings: EmbeddingSettings, *, background: bool = False) -> None:
-        """`background`: a low-priority copy for curation. Its threads may spin (at nice +10
-        that takes nothing from tool calls), which spares it a second load of the model."""
+    Its ONNX session has no thread pool (one intra-op thread): every run computes on the
+    thread that calls it, at that thread's CPU priority, and ONNX Runtime lets many threads
+    run one session at once. So a recall embeds its query on its own thread at normal
+    priority, curation embeds on low-priority threads of its own (`embed_in_background`),
+    and a batch someone waits for is split over the cores (`embed_documents`), all on the
+    same weights. Each copy of the model holds about 95 MiB (ONNX Runtime folds the int8
+    weights into float32 at load): three copies made the stdio server's peak 635 MiB after a
+    2,000-fact burst; one, about 300. Without a pool there are no pool threads to spin after
+    a run and hold the cores the vector scan needs next."""
+
+    def __init__(self, settings: EmbeddingSettings) -> None:
         self._settings = settings
         self._model = self._load(settings)
-        if not background:
-            _stop_spinning(self._model, settings.threads)
         _blank_unreadable(self._model)
+        heap.trim()  # what the load freed: folding the weights leaves ~60 MiB behind
         probe = next(iter(self._model.embed(["probe"])))
         self._dim = int(probe.shape[0])
         self._query_cache: LRU[str, np.ndarray] = LRU(QUERY_CACHE)
-        self._background: _LowPriorityModels | None = None
-        self._background_lock = threading.Lock()
+        self._runners = settings.threads or os.cpu_count() or 1
+        self._pool: ThreadPoolExecutor | None = None
+        self._background: _LowPriorityRunners | None = None
+        self._lock = threading.Lock()
 
     @staticmethod
-    def _load(settings: EmbeddingSettings):  # -> fastembed.TextEmbedding
+    def _load(settings: EmbeddingSettings) -> Any:  # BundledModel, or a fastembed TextEmbedding
+        try:
+            if settings.model == BUNDLED_MODEL:
+                return BundledModel(settings.model_path or prepare_model_dir())
+        except EmbeddingError:
+            raise
+        except Exception as exc:
+            where = f" from {settings.model_path}" if settings.model_path else ""
+            raise EmbeddingError(
+                f"the bundled embedding model could not be loaded{where}: {exc}. "
+                "Reinstall memwal-mcp, check MEMWAL_EMBEDDING__MODEL_PATH, or set the model to 'none'."
+            ) from exc
         try:
             from fastembed import TextEmbedding
-            from fastembed.common.model_description import ModelSource, PoolingType
         except ImportError as exc:  # pragma: no cover - a broken install
             raise EmbeddingError(f"fastembed cannot be imported: {exc}") from exc
 
-        threads = settings.threads
         try:
-            if settings.model == BUNDLED_MODEL:
-                from .bundled_model import MODEL_DIM, prepare_model_dir
-
-                model_dir = settings.model_path or prepare_model_dir()
-                if BUNDLED_MODEL not in {m["model"] for m in TextEmbedding.list_supported_models()}:
-                    TextEmbedding.add_custom_model(
-                        model=BUNDLED_MODEL,
-                        pooling=PoolingType.MEAN,
-                        normalization=True,
-                        sources=ModelSource(hf="sentence-transformers/all-MiniLM-L6-v2"),
-                        dim=MODEL_DIM,
-                        model_file="model.onnx",
-                        description="all-MiniLM-L6-v2, int8 ONNX, bundled with memwal-mcp",
-                        license="apache-2.0",
-                    )
-                return TextEmbedding(
-                    model_name=BUNDLED_MODEL, specific_model_path=str(model_dir), threads=threads, **NO_ARENA
-                )
             kwargs: dict[str, Any] = {"specific_model_path": str(settings.model_path)} if settings.model_path else {}
-            return TextEmbedding(model_name=settings.model, threads=threads, **kwargs, **NO_ARENA)
+            return TextEmbedding(model_name=settings.model, threads=1, **kwargs, **NO_ARENA)
         except EmbeddingError:
             raise
         except Exception as exc:
@@ -218,68 +194,101 @@ class FastEmbedEmbedder:
         return self._settings.model
 
     @property
+    def session(self) -> Any:
+        """The one ONNX Runtime session every embedding runs on (None where fastembed hides it)."""
+        if isinstance(self._model, BundledModel):
+            return self._model.session
+        return getattr(getattr(self._model, "model", None), "model", None)
+
+    @property
     def dim(self) -> int:
         return self._dim
 
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    def _embed_sorted(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed on the calling thread, in order (the caller sorted them by length)."""
         vectors = np.empty((len(texts), self._dim), dtype=np.float32)
-        embedded = self._model.embed([texts[i] for i in order], batch_size=self._settings.batch_size)
-        for slot, vector in zip(order, embedded):
+        for slot, vector in enumerate(self._model.embed(list(texts), batch_size=self._settings.batch_size)):
             vectors[slot] = vector
         return vectors
 
-    def embed_in_background(self, texts: Sequence[str], *, scans_beside: bool = False) -> np.ndarray:
-        """`embed_documents` on copies of the model whose threads run at a lower CPU priority
-        (Linux). On 2 cores a curation batch otherwise takes both, and every tool call waits
-        for a core at each thread hop (remember over stdio: 2 ms alone, 3.5-4.5 ms beside a
-        busy worker). The copies load once a batch of BACKGROUND_MIN_BATCH texts comes, in
-        their threads, and from then on curation waits for them; before that, and off Linux,
-        the ordinary path is used."""
-        background = self._background
-        if background is None and len(texts) >= BACKGROUND_MIN_BATCH:
-            background = self.start_background(scans_beside=scans_beside)
-        vectors = background.run(texts) if background is not None else None
-        return vectors if vectors is not None else self.embed_documents(texts)
+    def _chunks(self, texts: Sequence[str]) -> tuple[list[list[int]], list[list[str]]]:
+        """Length-sorted chunks of `batch_size` texts: fastembed pads a run to its longest text."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        size = self._settings.batch_size
+        parts = [order[i : i + size] for i in range(0, len(order), size)]
+        return parts, [[texts[i] for i in part] for part in parts]
 
-    def start_background(self, *, scans_beside: bool = False) -> _LowPriorityModels | None:
-        """The background copies (loading in their threads until ready); None off Linux. The
-        first call decides how many and on how many cores; `scans_beside`, see below."""
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """At normal priority, the chunks spread over `threads` threads (the caller's among them)."""
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        parts, chunks = self._chunks(texts)
+        results: list[np.ndarray | None] = [None] * len(chunks)
+        taken = itertools.count()
+
+        def work() -> None:  # each thread takes the next chunk when free: none waits on a slower one
+            while (index := next(taken)) < len(chunks):
+                results[index] = self._embed_sorted(chunks[index])
+
+        helpers = min(self._runners, len(chunks)) - 1
+        if helpers > 0:
+            with self._lock:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(self._runners - 1, thread_name_prefix="memwal-embed")
+                pool = self._pool
+            futures = [pool.submit(work) for _ in range(helpers)]
+            work()
+            for future in futures:
+                future.result()
+        else:
+            work()
+        vectors = np.empty((len(texts), self._dim), dtype=np.float32)
+        for part, result in zip(parts, results):
+            vectors[part] = result
+        return vectors
+
+    def embed_in_background(self, texts: Sequence[str], *, scans_beside: bool = False) -> np.ndarray:
+        """`embed_documents` on threads at a lower CPU priority (Linux), so tool calls preempt
+        curation: on 2 cores a curation batch otherwise takes both, and every tool call waits
+        for a core at each thread hop (remember over stdio: 2 ms alone, 3.5-4.5 ms beside a
+        busy worker). Off Linux, the ordinary path."""
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        background = self.start_background(scans_beside=scans_beside)
+        if background is None:
+            return self.embed_documents(texts)
+        parts, chunks = self._chunks(texts)
+        vectors = np.empty((len(texts), self._dim), dtype=np.float32)
+        for part, result in zip(parts, background.run(chunks)):
+            vectors[part] = result
+        return vectors
+
+    def start_background(self, *, scans_beside: bool = False) -> _LowPriorityRunners | None:
+        """The low-priority threads (None off Linux). The first call decides how many: one per
+        core (`threads`), each taking the next chunk when free; one alone in a process that
+        holds a large lane and scans it for nominees beside the embedding (an LLM is
+        configured): 1,000 jobs at 1M curated at 116/s with the embedding on both cores,
+        131-133/s on one."""
         if not sys.platform.startswith("linux"):
             return None
-        with self._background_lock:
+        with self._lock:
             if self._background is None:
-                cores = os.cpu_count() or 1
-                copies = min(BACKGROUND_COPIES, cores)
-                threads = self._settings.threads or max(1, cores // copies)
-                if heap.resident_bytes() >= heap.LARGE:
-                    # A process this big holds a large lane's vectors: one copy saves ~90 MiB
-                    # and one load's transient ~100 MiB. With an LLM, curation scans that
-                    # lane for nominees beside the embedding, and the copy keeps one copy's
-                    # share of the cores (1,000 jobs at 1M: 116/s with the copy on both
-                    # cores, 131-133/s on one). Without, nominees are counted later
-                    # (curation/deferred.py) and the copy takes every core: 2,000 jobs at
-                    # 1M, 141/s on one core, 221/s on two.
-                    copies = 1
-                    if not scans_beside and not self._settings.threads:
-                        threads = cores
-                settings = self._settings.model_copy(update={"threads": threads})
-                self._background = _LowPriorityModels(
-                    lambda: FastEmbedEmbedder(settings, background=True).embed_documents,
-                    copies,
-                    self._settings.batch_size,
-                )
+                runners = self._runners
+                if scans_beside and heap.resident_bytes() >= heap.LARGE:
+                    runners = 1
+                self._background = _LowPriorityRunners(self._embed_sorted, runners)
             return self._background
 
     def close(self) -> None:
-        """Stop the background copies (waiting for a load in progress: ONNX Runtime aborts the
-        process if the interpreter exits while a thread is inside it)."""
-        with self._background_lock:
+        """Stop the threads this embedder started (ONNX Runtime aborts the process if the
+        interpreter exits while a thread is inside it)."""
+        with self._lock:
             background, self._background = self._background, None
+            pool, self._pool = self._pool, None
         if background is not None:
             background.close()
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     def embed_query(self, text: str) -> np.ndarray:
         cached = self._query_cache.get(text)
@@ -291,39 +300,30 @@ class FastEmbedEmbedder:
         return vector
 
 
-class _LowPriorityModels:
-    """Copies of the model, each on its own daemon thread at nice +BACKGROUND_NICE with its
-    share of the cores, all taking work from one queue. Each thread lowers its own priority
-    before loading, so the ONNX Runtime threads it creates inherit it. Independent copies
-    beat one copy with a thread per core once other work shares the cores: ONNX Runtime's
-    parallel steps wait for their slowest thread, and a preempted one stalls them all.
-    A batch goes in as length-sorted chunks of `chunk` texts, and a copy takes the next
-    chunk as soon as it is free -- whichever batch it belongs to -- so a copy slowed down
-    by other work never leaves the other idle (each copy idled 13 % of a curation run when
-    a batch was split in halves, one per copy). Each copy costs about 100 MiB. A copy that
-    cannot load answers None, and the caller uses its own path."""
+class _LowPriorityRunners:
+    """Daemon threads at nice +BACKGROUND_NICE, each running the shared model on the chunks it
+    takes from one queue. A chunk computes on the thread that runs it (the session has no
+    pool), so the whole embedding runs at that priority, and a tool call (nice 0) preempts
+    it. Separate runners beat one run with a thread per core once other work shares the
+    cores: ONNX Runtime's parallel steps wait for their slowest thread, and a preempted one
+    stalls them all. A runner takes the next chunk as soon as it is free -- whichever batch
+    it belongs to -- so a runner slowed down by other work never leaves the other idle (each
+    idled 13 % of a curation run when a batch was split in halves, one per runner)."""
 
-    def __init__(self, load: Callable[[], Callable[[Sequence[str]], np.ndarray]], copies: int, chunk: int) -> None:
-        self._chunk = max(1, chunk)
-        self._requests: queue.SimpleQueue[tuple[list[str], Future[np.ndarray | None]] | None] = queue.SimpleQueue()
-        self._loaded: list[threading.Event] = []
-        self._threads: list[threading.Thread] = []
-        for index in range(max(1, copies)):
-            loaded = threading.Event()
-            previous = self._loaded[-1] if self._loaded else None
-            thread = threading.Thread(
-                target=self._serve,
-                args=(load, self._requests, loaded, previous),
-                name=f"memwal-embed-background-{index}",
-                daemon=True,
+    def __init__(self, embed: Callable[[Sequence[str]], np.ndarray], runners: int) -> None:
+        self._requests: queue.SimpleQueue[tuple[list[str], Future[np.ndarray]] | None] = queue.SimpleQueue()
+        self._threads = [
+            threading.Thread(
+                target=self._serve, args=(embed, self._requests), name=f"memwal-embed-background-{index}", daemon=True
             )
-            self._loaded.append(loaded)
-            self._threads.append(thread)
+            for index in range(max(1, runners))
+        ]
+        for thread in self._threads:
             thread.start()
 
-    def ready(self, timeout: float | None = 0) -> bool:
-        """Whether every copy has finished loading (waiting up to `timeout` seconds)."""
-        return all(loaded.wait(timeout) for loaded in self._loaded)
+    @property
+    def runners(self) -> int:
+        return len(self._threads)
 
     def close(self, timeout: float = 60.0) -> None:
         for _ in self._threads:
@@ -331,51 +331,24 @@ class _LowPriorityModels:
         for thread in self._threads:
             thread.join(timeout)
 
-    def run(self, texts: Sequence[str]) -> np.ndarray | None:
-        """The vectors, once the first copy has loaded (the others join the queue as they
-        load), or None if a copy failed to load. Curation waits for the first load rather
-        than embedding on the main model meanwhile: at normal priority, beside a burst of
-        remembers, that put remember p50 over stdio at 1M at 3.5-3.9 ms."""
-        if not self._loaded[0].wait(LOAD_WAIT_S):
-            return None
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        parts = [order[i : i + self._chunk] for i in range(0, len(order), self._chunk)]
-        futures: list[Future[np.ndarray | None]] = []
-        for part in parts:
+    def run(self, chunks: Sequence[list[str]]) -> list[np.ndarray]:
+        """The vectors of each chunk, in order; an error of any chunk is raised here."""
+        futures: list[Future[np.ndarray]] = []
+        for chunk in chunks:
             futures.append(Future())
-            self._requests.put(([texts[i] for i in part], futures[-1]))
-        results = [future.result() for future in futures]
-        if not results or any(result is None for result in results):
-            return None
-        vectors = np.empty((len(texts), results[0].shape[1]), dtype=np.float32)  # type: ignore[union-attr]
-        for part, result in zip(parts, results):
-            vectors[part] = result
-        return vectors
+            self._requests.put((chunk, futures[-1]))
+        return [future.result() for future in futures]
 
     @staticmethod
     def _serve(
-        load: Callable[[], Callable[[Sequence[str]], np.ndarray]],
-        requests: queue.SimpleQueue[tuple[list[str], Future[np.ndarray | None]] | None],
-        loaded: threading.Event,
-        previous: threading.Event | None,
+        embed: Callable[[Sequence[str]], np.ndarray],
+        requests: queue.SimpleQueue[tuple[list[str], Future[np.ndarray]] | None],
     ) -> None:
         lower_this_thread()
-        embed: Callable[[Sequence[str]], np.ndarray] | None = None
-        if previous is not None:  # one load at a time: each briefly needs twice its final memory
-            previous.wait()
-        try:
-            embed = load()
-        except Exception:
-            log.warning(
-                "a low-priority copy of the embedding model failed to load; curation embeds at normal priority",
-                exc_info=True,
-            )
-        heap.trim()  # what the load freed: 134 MiB for two copies
-        loaded.set()
         while (request := requests.get()) is not None:
             texts, done = request
             try:
-                vectors = embed(texts) if embed is not None else None
+                vectors = embed(texts)
                 heap.trim_if_large()
                 done.set_result(vectors)
             except BaseException as exc:
@@ -399,6 +372,11 @@ class LazyEmbedder:
     @property
     def error(self) -> EmbeddingError | None:
         return self._error
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (it loads when a recall or curation first needs it)."""
+        return self._embedder is not None
 
     async def close(self) -> None:
         """Release what this loader started (an embedder passed in belongs to the caller)."""

@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 import sys
 
-_M_ARENA_MAX = -8  # glibc's mallopt parameter
+_M_ARENA_MAX = -8  # glibc's mallopt parameters
+_M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD = 256 * 1024
 
 
 def _libc():  # -> ctypes.CDLL | None
@@ -60,3 +62,15 @@ def limit_arenas(arenas: int = 2) -> None:
     libc = _libc()
     if libc is not None and "MALLOC_ARENA_MAX" not in os.environ and hasattr(libc, "mallopt"):
         libc.mallopt(_M_ARENA_MAX, arenas)
+
+
+def fix_mmap_threshold(threshold: int = MMAP_THRESHOLD) -> None:
+    """Blocks of `threshold` bytes or more get pages of their own, handed back when freed.
+    glibc raises this threshold each time such a block is freed (up to 32 MiB), after which
+    ONNX Runtime's per-run tensors (1-4 MiB each, the arena being off) come from the heaps and
+    stay there: a 2,000-fact burst left the stdio server at 334 MiB (227 MiB with the threshold
+    fixed, peak 262 instead of 334), for no measurable CPU time (22-24 s of CPU for the burst
+    either way). MALLOC_MMAP_THRESHOLD_, when set, wins."""
+    libc = _libc()
+    if libc is not None and "MALLOC_MMAP_THRESHOLD_" not in os.environ and hasattr(libc, "mallopt"):
+        libc.mallopt(_M_MMAP_THRESHOLD, threshold)

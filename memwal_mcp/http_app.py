@@ -533,4 +533,18 @@ async def serve_http(
         app.router.routes.insert(0, Mount(DASHBOARD_PATH, app=dashboard))
     gate = HttpGate(app, transport=settings.server.transport, registry=registry, settings=settings)
     config = uvicorn.Config(gate, host=host, port=port, log_level=server.settings.log_level.lower())
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, QueryStringRedactor) for f in access.filters):
+        access.addFilter(QueryStringRedactor())
     await uvicorn.Server(config).serve()
+
+
+class QueryStringRedactor(logging.Filter):
+    """Access-log lines without query strings: a token pasted into a URL (which the dashboard
+    refuses, advising to revoke it) must not also be written to the server's log in clear."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str) and "?" in args[2]:
+            record.args = (*args[:2], args[2].split("?", 1)[0] + "?[query omitted]", *args[3:])
+        return True

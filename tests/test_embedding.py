@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import os
 import shutil
@@ -18,7 +19,7 @@ import pytest
 
 from memwal_mcp import bundled_model
 from memwal_mcp.config import EmbeddingSettings
-from memwal_mcp.embedding import BACKGROUND_COPIES, Embedder, FastEmbedEmbedder
+from memwal_mcp.embedding import Embedder, FastEmbedEmbedder
 from memwal_mcp.errors import EmbeddingError
 from memwal_mcp.priority import BACKGROUND_NICE
 from memwal_mcp.service import MemoryService
@@ -112,11 +113,59 @@ def test_source_files_are_verified() -> None:
 
 def test_prepare_model_dir_links_the_verified_files(tmp_path: Path) -> None:
     folder = bundled_model.prepare_model_dir(tmp_path / "cache")
-    for name, source in bundled_model.source_files().items():
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        source = bundled_model.source_files()[name]
         assert (folder / name).resolve() == source.resolve() or sha256(folder / name) == sha256(source)
+    assert (folder / "model.onnx").is_file() and (folder / bundled_model.WEIGHTS_FILE).is_file()
+    made = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
     # a second start (another server process) finds it ready and keeps it intact
     assert bundled_model.prepare_model_dir(tmp_path / "cache") == folder
-    assert sha256(folder / "model.onnx") == bundled_model.ONNX_SHA256
+    assert {path.name: path.stat().st_mtime_ns for path in folder.iterdir()} == made
+    shipped = folder.with_name(folder.name.split("-ort")[0])
+    assert sha256(shipped / "model.onnx") == bundled_model.ONNX_SHA256
+    assert not [p for p in folder.parent.iterdir() if p.name.startswith(".")]  # no staging left behind
+
+
+@pytest.mark.slow
+def test_the_bundled_model_embeds_as_fastembed_does(embedder: FastEmbedEmbedder) -> None:
+    """It runs without fastembed (whose imports cost 36 MiB), the way fastembed ran it for
+    every vector stored so far: same tokenizer settings, pooling and normalization."""
+    from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    name = "memwal-test/all-MiniLM-L6-v2-int8"
+    if name not in {m["model"] for m in TextEmbedding.list_supported_models()}:
+        TextEmbedding.add_custom_model(
+            model=name,
+            pooling=PoolingType.MEAN,
+            normalization=True,
+            sources=ModelSource(hf="sentence-transformers/all-MiniLM-L6-v2"),
+            dim=bundled_model.MODEL_DIM,
+            model_file="model.onnx",
+        )
+    reference = TextEmbedding(model_name=name, specific_model_path=str(bundled_model.prepare_model_dir()), threads=1)
+    texts = [
+        "User prefers dark roast coffee",
+        "Deploys go out on Fridays from us-east-1 at 14:05, v2.3.1, see /etc/memwal/config.toml",
+        " ".join(["a long text that is truncated at the model's context"] * 60),
+        "x",
+        "Ünïcödé ﬁ ligatures and   spaces",
+    ]
+    np.testing.assert_allclose(embedder.embed_documents(texts), np.array(list(reference.embed(texts))), atol=1e-6)
+
+
+@pytest.mark.slow
+def test_the_optimized_model_embeds_as_the_shipped_file_does(embedder: FastEmbedEmbedder) -> None:
+    """The server loads the saved optimized graph; vectors stored by earlier versions, made
+    from the shipped file, must match what it computes now."""
+    folder = bundled_model.prepare_model_dir()
+    shipped = folder.with_name(folder.name.split("-ort")[0])
+    as_shipped = FastEmbedEmbedder(EmbeddingSettings(model_path=shipped))
+    try:
+        texts = ["User prefers dark roast coffee", "Deploys go out on Fridays from us-east-1", "กาแฟ", "x"]
+        np.testing.assert_allclose(embedder.embed_documents(texts), as_shipped.embed_documents(texts), atol=1e-5)
+    finally:
+        as_shipped.close()
 
 
 def test_tampered_file_is_refused(tmp_path: Path) -> None:
@@ -246,84 +295,121 @@ async def test_memory_without_vector_is_recallable_before_backlog_embedding(
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities are set on Linux only")
 def test_background_embedding_matches_and_runs_at_low_priority(embedder: FastEmbedEmbedder) -> None:
     texts = ["User prefers dark roast coffee", "Deploys go out on Fridays", "x"]
-    background_models = embedder.start_background()
-    assert background_models is not None and background_models.ready(timeout=60)
     np.testing.assert_allclose(embedder.embed_in_background(texts), embedder.embed_documents(texts), atol=1e-5)
+    runners = embedder.start_background()
+    assert runners is not None and runners.runners == (os.cpu_count() or 1)
     background = [t for t in threading.enumerate() if t.name.startswith("memwal-embed-background-")]
-    assert 1 <= len(background) <= BACKGROUND_COPIES
+    assert len(background) == runners.runners
     low = min(os.getpriority(os.PRIO_PROCESS, thread.native_id) for thread in background)
     assert low >= BACKGROUND_NICE
-    # The calling thread keeps its priority: only the background copy yields.
+    # The calling thread keeps its priority: only the background work yields.
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) <= low
-    embedder.close()  # what MemoryService.close does: the copies' threads end
-    assert not any(thread.is_alive() for thread in background)
 
 
-def _low_priority_tasks() -> set[int]:
-    tasks = set()
-    for name in os.listdir("/proc/self/task"):
-        try:
-            if os.getpriority(os.PRIO_PROCESS, int(name)) >= BACKGROUND_NICE:
-                tasks.add(int(name))
-        except OSError:  # the thread ended meanwhile
-            pass
-    return tasks
+def _sessions() -> int:
+    import onnxruntime
+
+    gc.collect()
+    return sum(1 for thing in gc.get_objects() if isinstance(thing, onnxruntime.InferenceSession))
+
+
+async def _remember_recall_reindex(settings: Any) -> tuple[list[str], int]:
+    """(recall's hits, model sessions alive) after curation, a recall and a reindex."""
+    service = MemoryService(settings)
+    async with service.running():
+        facts = [f"fact number {i} about the deploy schedule of team {i % 7}" for i in range(40)]
+        for text in facts[:-1]:
+            await service.remember("local", text)
+        await service.remember("local", facts[-1], wait_ms=30000)  # curated: embedded in the background
+        hits = (await service.recall("local", "deploy schedule of team 3", limit=3)).hits
+        # reindex embeds on the caller's side, spread over the cores
+        assert (await service.reindex())[0] == len(facts)
+        return [hit.text for hit in hits], _sessions()
 
 
 @pytest.mark.slow
+def test_recall_curation_and_reindex_share_one_copy_of_the_model(make_settings: Callable[..., Any]) -> None:
+    """Each copy holds about 95 MiB: the server used to load three (recall's and two for curation)."""
+    before = _sessions()
+    found, alive = asyncio.run(_remember_recall_reindex(make_settings()))
+    assert any("team 3" in text for text in found)
+    assert alive - before == 1
+
+
+async def _idle_then_recall(settings: Any) -> tuple[bool, bool, bool, list[str]]:
+    first = MemoryService(settings)
+    async with first.running(worker=False):
+        await first.remember("local", "User prefers dark roast coffee")
+        while await first.worker.run_once():  # curated (and embedded) by this earlier server
+            pass
+    service = MemoryService(settings)
+    async with service.running(worker=False):
+        at_start = service.embedder.loaded
+        worked = await service.worker.run_once()  # the pass an idle worker makes, over and over
+        idle = service.embedder.loaded
+        hits = (await service.recall("local", "coffee", limit=3)).hits
+        return at_start or worked, idle, service.embedder.loaded, [hit.text for hit in hits]
+
+
+@pytest.mark.slow
+def test_an_idle_server_loads_the_model_when_a_recall_first_needs_it(make_settings: Callable[..., Any]) -> None:
+    """The model is most of a server's memory: a server with nothing to embed does not hold it."""
+    busy_at_start, loaded_while_idle, loaded_after_recall, found = asyncio.run(_idle_then_recall(make_settings()))
+    assert not busy_at_start and not loaded_while_idle
+    assert loaded_after_recall and found == ["User prefers dark roast coffee"]
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="thread priorities are set on Linux only")
 @pytest.mark.parametrize("scans_beside", [True, False], ids=["llm-scans-beside", "no-llm"])
-def test_a_process_holding_a_large_lane_runs_one_copy(monkeypatch, scans_beside) -> None:
-    """Above heap.LARGE resident, one copy (for memory). With an LLM it keeps one copy's
-    share of the cores, and the rest are for the nomination scans of the big lane; without,
-    nominees are counted later and the copy takes every core. Its threads -- the copy's own
-    and ONNX Runtime's pool, all niced -- are counted from the OS."""
+def test_a_process_holding_a_large_lane_keeps_a_core_for_its_scans(monkeypatch, scans_beside) -> None:
+    """Above heap.LARGE resident, with an LLM (nominees are scanned beside the embedding), one
+    runner embeds and the other cores are the scans'; without, nominees are counted later and
+    every core embeds."""
     from memwal_mcp import heap
 
     monkeypatch.setattr(heap, "LARGE", 0)  # as if this process held a 1M lane
     model = FastEmbedEmbedder(EmbeddingSettings())
-    before = _low_priority_tasks()
     try:
-        copies = model.start_background(scans_beside=scans_beside)
-        assert copies is not None and copies.ready(timeout=60)
-        named = [t for t in threading.enumerate() if t.name.startswith("memwal-embed-background-")]
-        assert len(named) == 1
-        cores = os.cpu_count() or 1
-        share = max(1, cores // BACKGROUND_COPIES) if scans_beside else cores
-        assert len(_low_priority_tasks() - before) == share
+        runners = model.start_background(scans_beside=scans_beside)
+        assert runners is not None
+        assert runners.runners == (1 if scans_beside else os.cpu_count() or 1)
         texts = ["User prefers dark roast coffee", "Deploys go out on Fridays"]
         np.testing.assert_allclose(model.embed_in_background(texts), model.embed_documents(texts), atol=1e-5)
     finally:
         model.close()
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the copies run on Linux only")
-def test_a_batch_that_starts_the_copies_waits_for_one_instead_of_using_the_main_model(monkeypatch) -> None:
-    """Embedding it on the main model meanwhile (normal priority, every core) competed with the
-    tool calls of the burst that made the batch."""
-    from memwal_mcp import embedding as embedding_module
-
-    monkeypatch.setattr(embedding_module, "BACKGROUND_COPIES", 1)
-    model = FastEmbedEmbedder(EmbeddingSettings())
-    try:
-        texts = [f"fact number {i} about the deploy schedule" for i in range(embedding_module.BACKGROUND_MIN_BATCH)]
-        vectors = model.embed_in_background(texts)
-        copies = model.start_background()  # the ones that call started
-        assert copies is not None and copies.ready(timeout=0)  # loaded before the batch came back
-        np.testing.assert_allclose(vectors, model.embed_documents(texts), atol=1e-5)
-    finally:
-        model.close()
-
-
-def test_the_main_model_threads_do_not_spin_between_runs(embedder) -> None:
-    """Guards the hook into fastembed's internals (a silent fallback would bring back the
-    spinning threads that slowed every recall's vector scan)."""
-    session = embedder._model.model.model
-    assert session.get_session_options().get_session_config_entry("session.intra_op.allow_spinning") == "0"
+def test_the_model_runs_on_the_callers_thread_without_a_pool(embedder: FastEmbedEmbedder) -> None:
+    """One intra-op thread: a run computes at its caller's priority, and no pool threads spin
+    after it (they held the cores the vector scan needed next); the arena is off."""
+    options = embedder.session.get_session_options()
+    assert options.intra_op_num_threads == 1
+    assert not options.enable_cpu_mem_arena
     vectors = embedder.embed_documents(["ports and regions", "a longer text about the deploy schedule"])
     assert vectors.shape == (2, embedder.dim)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_threads_setting_bounds_the_threads_that_embed(embedder: FastEmbedEmbedder) -> None:
+    """`threads = 1`: every chunk on the caller's thread (and one background runner)."""
+    model = FastEmbedEmbedder(EmbeddingSettings(threads=1, batch_size=2))
+    try:
+        seen: set[str] = set()
+        original = model._embed_sorted
+
+        def recording(texts: Sequence[str]) -> np.ndarray:
+            seen.add(threading.current_thread().name)
+            return original(texts)
+
+        model._embed_sorted = recording  # type: ignore[method-assign]
+        texts = [f"fact {i} about the office coffee machine" for i in range(9)]
+        np.testing.assert_allclose(model.embed_documents(texts), embedder.embed_documents(texts), atol=1e-5)
+        assert seen == {threading.current_thread().name}
+        if sys.platform.startswith("linux"):
+            runners = model.start_background()
+            assert runners is not None and runners.runners == 1
+    finally:
+        model.close()
 
 
 def test_texts_the_model_cannot_read_embed_to_the_zero_vector(embedder: FastEmbedEmbedder) -> None:

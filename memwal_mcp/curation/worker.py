@@ -341,11 +341,15 @@ class CurationWorker:
 
     async def _embed_backlog(self) -> bool:
         """Give vectors to memories made while the model was unavailable."""
-        embedder = await self._vector_embedder() if self._embedder.enabled else None
-        if embedder is None:
+        if not self._embedder.enabled or self._embedder.error is not None or self._vector_error is not None:
             return False
+        # Looked for before the model is asked for: an idle server that has nothing to embed
+        # does not load it (about 95 MiB) until a recall or a remember needs it.
         rows = await self._store.read(lambda reader: reader.unembedded(256))
         if not rows:
+            return False
+        embedder = await self._vector_embedder()
+        if embedder is None:
             return False
         found = {rowid: (lane, body) for rowid, lane, body in rows}
         vectors, failed = await self._embed_each(embedder, [(rowid, body) for rowid, _, body in rows])

@@ -13,6 +13,7 @@ token in a URL, and memory text reaches the page only through autoescaped templa
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -307,6 +308,7 @@ class Dashboard:
             nav="browse",
             history=history,
             changes=changes,
+            expired=history.expires_at is not None and history.expires_at <= time.time(),
         )
 
     async def _forget_confirm(self, request: Request, session: Session, form: Form) -> Response:

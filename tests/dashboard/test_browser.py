@@ -170,6 +170,21 @@ async def test_forget_goes_through_a_confirmation_and_the_memory_is_gone_from_se
     assert response is not None and response.status == 410
 
 
+async def test_a_memory_page_says_when_it_expires_and_that_it_has_expired(
+    dashboard: Dashboard, context: BrowserContext
+) -> None:
+    alice = dashboard.mcp["alice"]
+    soon = alice.remember("The espresso flash sale ends tonight", expires_at="2999-01-01T00:00:00Z")
+    gone = alice.remember("The croissant flash sale ended", expires_at="2000-01-01T00:00:00Z")
+    page = await sign_in(context, dashboard, "alice")
+    await page.goto(f"{dashboard.ui}/memories/{soon}")
+    await expect(page.get_by_test_id("expires")).to_contain_text("2999-01-01")
+    await expect(page.get_by_test_id("status")).to_have_text("live")
+    await page.goto(f"{dashboard.ui}/memories/{gone}")
+    await expect(page.get_by_test_id("expires")).to_contain_text("2000-01-01")
+    await expect(page.get_by_test_id("status")).to_contain_text("expired")
+
+
 @pytest.mark.parametrize(
     ("text", "namespace"),
     [("<script>alert(1)</script>", "hostile-script"), ("<img src=x onerror=alert(1)>", "hostile-img")],

@@ -211,3 +211,42 @@ async def test_undo_without_a_change_is_refused(store: Store) -> None:
         await store.write(lambda w: w.undo_last_change("alice", memory.id))
     assert (await store.read(lambda r: r.memories_by_pk([memory.pk])))[memory.pk].body == OTHER
     assert await store.read(lambda r: r.revisions(memory.pk)) == []
+
+
+async def test_forgetting_a_fact_an_undo_split_out_erases_it_from_the_merge_it_left(store: Store) -> None:
+    """A fact merged into A, then split out again by undoing the merge, is its own memory B;
+    A's revisions still hold the merged body that contained it. Forgetting B must erase it
+    there too, or the text survives the forget (in A's history, exports and the file)."""
+    before = "The office plant is a fern"
+    merged = f"The office plant is a fern. {SECRET}"
+
+    def build(w: StoreWriter) -> tuple[Stored, str]:
+        a = remember(w, "alice", "default", before)
+        job, _ = w.insert_job("alice", "default", SECRET, None, T0 + 1)
+        with w.transaction():
+            w.replace_body(
+                pk=a.pk,
+                lane=a.lane,
+                body=merged,
+                key=norm_key(merged),
+                vector=None,
+                model_id=None,
+                decision="updated",
+                job_id=job.id,
+                llm_model="test-llm",
+                guard="pass",
+                now=T0 + 2,
+            )
+            w.mark_done(job.id, "updated", a.id, T0 + 2)
+        return a, job.id
+
+    a, _ = await store.write(build)
+    body, restored = await store.write(lambda w: w.undo_last_change("alice", a.id))
+    assert body == before
+    (b_id,) = restored
+    assert any(_holds_secret(rev) for rev in await store.read(lambda r: r.revisions(a.pk)))
+    await store.write(lambda w: w.forget_memory("alice", b_id))
+    exported = await store.read(everything, "alice")
+    assert not any(_holds_secret(record) for record in [*exported.memories, *exported.revisions, *exported.jobs])
+    assert not any(_holds_secret(rev) for rev in await store.read(lambda r: r.revisions(a.pk)))
+    assert [m.body for m in exported.memories] == [before]

@@ -158,6 +158,7 @@ def _erase(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bo
         # The erased jobs give up their idempotency keys: the same key later files a new fact
         # instead of replaying a job whose text is gone.
         erase = _ERASE_JOB
+        _scrub_merges_undone(conn, owner, ids, rowids)
         jobs = conn.execute(
             f"UPDATE remember_jobs SET {erase} WHERE owner = ? AND memory_id IN ({id_marks})", (now, owner, *ids)
         ).rowcount
@@ -184,6 +185,33 @@ def _erase(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bo
             [(mid, owner, namespace, jobs if mid == memory_id else 0, now) for mid in ids],
         )
     return Forgotten((memory_id, *(mid for mid in ids if mid != memory_id)), jobs)  # the one asked for first
+
+
+def _scrub_merges_undone(conn: sqlite3.Connection, owner: str, ids: Sequence[str], rowids: Sequence[int]) -> None:
+    """Another memory's revisions from the time one of these memories' jobs was merged into it
+    (a merge that an undo split back out): their bodies hold the fact being forgotten. Each
+    such memory loses the revisions from that merge's to its undo's, both included."""
+    marks = ",".join("?" * len(ids))
+    job_ids = [
+        j
+        for (j,) in conn.execute(
+            f"SELECT id FROM remember_jobs WHERE owner = ? AND memory_id IN ({marks})", (owner, *ids)
+        )
+    ]
+    if not job_ids:
+        return
+    forgotten = set(rowids)
+    spans = conn.execute(
+        f"SELECT memory_rowid, MIN(id), MAX(id) FROM memory_revisions WHERE job_id IN ({','.join('?' * len(job_ids))})"
+        " GROUP BY memory_rowid",
+        job_ids,
+    ).fetchall()
+    for memory_rowid, first, last in spans:
+        if memory_rowid not in forgotten:
+            conn.execute(
+                "DELETE FROM memory_revisions WHERE memory_rowid = ? AND id BETWEEN ? AND ?",
+                (memory_rowid, first, last),
+            )
 
 
 _ERASE_JOB = "text = '', decision = 'forgotten', error = NULL, idempotency_key = NULL, updated_at = ?"
