@@ -114,6 +114,7 @@ def _erase(conn: Connection, owner: str, memory_id: str, retired_too: bool) -> F
     pks = [pk for pk, _ in targets]
     now = time.time()
     repeats = _queued_repeats(conn, owner, ids, pks)
+    _scrub_merges_undone(conn, owner, ids, pks)
     jobs = conn.execute(
         f"UPDATE remember_jobs SET {_ERASE_JOB} WHERE owner = %s AND memory_id = ANY(%s)", (now, owner, ids)
     ).rowcount
@@ -139,6 +140,20 @@ def _erase(conn: Connection, owner: str, memory_id: str, retired_too: bool) -> F
             (mid, owner, namespace, jobs if mid == memory_id else 0, now),
         )
     return Forgotten((memory_id, *(mid for mid in ids if mid != memory_id)), jobs)
+
+
+def _scrub_merges_undone(conn: Connection, owner: str, ids: Sequence[str], pks: Sequence[int]) -> None:
+    """Another memory's revisions from the time one of these memories' jobs was merged into it
+    (a merge that an undo split back out): their bodies hold the fact being forgotten. Each
+    such memory loses the revisions from that merge's to its undo's, both included."""
+    conn.execute(
+        "WITH spans AS (SELECT r.memory_pk, min(r.id) AS first, max(r.id) AS last FROM memory_revisions r"
+        "  WHERE r.job_id IN (SELECT id FROM remember_jobs WHERE owner = %(owner)s AND memory_id = ANY(%(ids)s))"
+        "  AND NOT r.memory_pk = ANY(%(pks)s) GROUP BY r.memory_pk)"
+        " DELETE FROM memory_revisions d USING spans s"
+        " WHERE d.memory_pk = s.memory_pk AND d.id BETWEEN s.first AND s.last",
+        {"owner": owner, "ids": list(ids), "pks": list(pks)},
+    )
 
 
 def _erase_job(conn: Connection, owner: str, job_id: str, retired_too: bool) -> Forgotten:
