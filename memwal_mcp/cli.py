@@ -27,6 +27,12 @@ def _common() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="TOML config file")
     common.add_argument("--db", type=Path, default=argparse.SUPPRESS, help="SQLite database file (MEMWAL_DB_PATH)")
+    common.add_argument(
+        "--db-url",
+        default=argparse.SUPPRESS,
+        metavar="URL",
+        help="postgresql://...: use PostgreSQL + pgvector instead of the SQLite file (MEMWAL_DB_URL)",
+    )
     common.add_argument("--owner", default=argparse.SUPPRESS, help="whose memory (MEMWAL_OWNER, default 'local')")
     common.add_argument(
         "--log-level", choices=["DEBUG", "INFO", "WARNING", "ERROR"], default=argparse.SUPPRESS, help="stderr log level"
@@ -50,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _settings(args: argparse.Namespace) -> Settings:
     overrides: dict[str, Any] = serve.settings_overrides(args)
-    for flag, key in (("db", "db_path"), ("owner", "owner"), ("log_level", "log_level")):
+    for flag, key in (("db", "db_path"), ("db_url", "db_url"), ("owner", "owner"), ("log_level", "log_level")):
         if flag in args:
             overrides[key] = getattr(args, flag)
     return load_settings(getattr(args, "config", None), **overrides)

@@ -61,6 +61,25 @@ def _default_db_path() -> Path:
     return user_data_dir() / "memwal.db"
 
 
+def _database_url_rule(value: str | None) -> str | None:
+    """A PostgreSQL URL, or unset; anything else is a mistake worth naming before a connect."""
+    if value is None or not value.strip():
+        return None
+    scheme = value.split("://", 1)[0].lower() if "://" in value else ""
+    if scheme not in ("postgresql", "postgres"):
+        raise ValueError("a database URL starts with postgresql:// (e.g. postgresql://user:pass@host:5432/memwal)")
+    return value.strip()
+
+
+DatabaseURL = Annotated[str | None, AfterValidator(_database_url_rule)]
+
+
+class StorageSettings(BaseModel):
+    url: DatabaseURL = Field(
+        None, description="postgresql://...: use PostgreSQL + pgvector instead of the SQLite file (MEMWAL_DB_URL)."
+    )
+
+
 class EmbeddingSettings(BaseModel):
     model: str = Field(
         BUNDLED_MODEL,
@@ -184,6 +203,9 @@ class Settings(BaseSettings):
     )
 
     db_path: Path = Field(default_factory=_default_db_path, description="The SQLite file.")
+    db_url: DatabaseURL = Field(
+        None, description="postgresql://...: use PostgreSQL instead of the SQLite file; wins over [storage] url."
+    )
     owner: OwnerName = Field("local", description="Owner for stdio and the CLI.")
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field("INFO", description="stderr log level.")
     log_file: Path | None = Field(None, description="Also append logs to this file.")
@@ -194,6 +216,12 @@ class Settings(BaseSettings):
     limits: LimitSettings = Field(default_factory=LimitSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+
+    @property
+    def database_url(self) -> str | None:
+        """The PostgreSQL database to use (MEMWAL_DB_URL / --db-url, else [storage] url); None: the SQLite file."""
+        return self.db_url or self.storage.url
 
     @classmethod
     def settings_customise_sources(

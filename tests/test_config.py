@@ -265,7 +265,7 @@ def test_example_has_no_unknown_keys() -> None:
 def test_example_sections_mirror_nested_models() -> None:
     sections = {k for k, v in tomllib.loads(example_text()).items() if isinstance(v, dict)}
     nested = {k[0] for k in settings_keys() if len(k) > 1}
-    assert sections == nested == {"embedding", "llm", "curation", "recall", "limits", "server", "auth"}
+    assert sections == nested == {"embedding", "llm", "curation", "recall", "limits", "server", "auth", "storage"}
 
 
 def test_loading_the_example_yields_the_defaults() -> None:

@@ -1,7 +1,9 @@
 """The store: everything that holds memwal-mcp's data, behind one contract (contract.py).
 
-Backends live in subpackages (`sqlite/` today); `open_store` picks one from the settings.
-Nothing outside this package imports a database driver or holds SQL.
+Backends live in subpackages: `sqlite/` (one file, the default) and `postgres/` (a server,
+selected by a database URL); `open_store` picks one from the settings. Each is imported only
+when chosen, so the SQLite path never loads a PostgreSQL driver. Nothing outside this package
+imports a database driver or holds SQL.
 """
 
 from __future__ import annotations
@@ -16,8 +18,14 @@ if TYPE_CHECKING:
 
 
 def open_store(settings: Settings) -> Store:
-    """The backend the configuration names (not opened yet: `await store.open()`). Today the
-    SQLite file at `db_path` (MEMWAL_DB_PATH); a database URL selects a server backend."""
+    """The backend the configuration names (not opened yet: `await store.open()`): PostgreSQL
+    when a database URL is set (MEMWAL_DB_URL, --db-url, [storage] url), else the SQLite file
+    at `db_path` (MEMWAL_DB_PATH)."""
+    url = settings.database_url
+    if url is not None:
+        from .postgres.backend import PostgresStore
+
+        return PostgresStore(url)
     from .sqlite.backend import SQLiteStore
 
     return SQLiteStore(settings.db_path)
@@ -25,6 +33,11 @@ def open_store(settings: Settings) -> Store:
 
 def probe_store(settings: Settings) -> StoreHealth:
     """What doctor reports about the engine and the data, without creating anything."""
+    url = settings.database_url
+    if url is not None:
+        from .postgres.health import probe as probe_postgres
+
+        return probe_postgres(url)
     from .sqlite.health import probe
 
     return probe(settings.db_path)

@@ -3,6 +3,9 @@
 The only backend-specific code of the suite is in this file: how to open a fresh, empty
 store of each backend. A new backend adds its name to BACKENDS and a branch to `_open`;
 the tests run on it unchanged.
+
+PostgreSQL is a real server from PyPI (tests/postgres/server.py): each test gets an empty
+database of its own. A server that cannot start fails the tests: it is never skipped.
 """
 
 from __future__ import annotations
@@ -15,23 +18,37 @@ import pytest
 from memwal_mcp.config import load_settings
 from memwal_mcp.store import Store, open_store
 
-BACKENDS = ["sqlite"]
+from ..postgres.server import PostgresServer, shared
+
+BACKENDS = ["sqlite", "postgres"]
 
 # Tests that state what the contract documents but a backend does not do yet, by backend and
 # test name. Each runs as a strict xfail: the day the backend is fixed it fails, and its entry
 # goes. Anything listed here is a known defect of that backend, not an allowance.
-KNOWN_VIOLATIONS: dict[str, dict[str, str]] = {"sqlite": {}}
+KNOWN_VIOLATIONS: dict[str, dict[str, str]] = {"sqlite": {}, "postgres": {}}
 
 
-async def _open(backend: str, folder: Path) -> Store:
-    """A fresh, empty, opened store of this backend; nothing else in the suite knows backends."""
+@pytest.fixture(scope="session")
+def postgres_server() -> PostgresServer:
+    return shared()
+
+
+async def _open(backend: str, folder: Path, request: pytest.FixtureRequest) -> tuple[Store, Callable[[], None]]:
+    """A fresh, empty, opened store of this backend, and what to do once it is closed; nothing
+    else in the suite knows backends."""
+    done: Callable[[], None] = lambda: None  # noqa: E731
     if backend == "sqlite":
         folder.mkdir(parents=True)
         store = open_store(load_settings(db_path=folder / "memwal.db"))
+    elif backend == "postgres":
+        server: PostgresServer = request.getfixturevalue("postgres_server")
+        url = server.take()
+        store = open_store(load_settings(db_url=url))  # migrates a new database
+        done = lambda: server.give_back(url)  # noqa: E731
     else:
         raise AssertionError(f"no fixture for backend {backend!r}")
     await store.open()
-    return store
+    return store, done
 
 
 _HERE = Path(__file__).parent
@@ -54,19 +71,22 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-async def make_store(backend: str, tmp_path: Path) -> AsyncIterator[Callable[[], Awaitable[Store]]]:
+async def make_store(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Callable[[], Awaitable[Store]]]:
     """Opens another fresh store of the same backend on each call (an import needs two); all
     are closed after the test."""
-    opened: list[Store] = []
+    opened: list[tuple[Store, Callable[[], None]]] = []
 
     async def make() -> Store:
-        store = await _open(backend, tmp_path / f"store-{len(opened)}")
-        opened.append(store)
+        store, done = await _open(backend, tmp_path / f"store-{len(opened)}", request)
+        opened.append((store, done))
         return store
 
     yield make
-    for store in reversed(opened):
+    for store, done in reversed(opened):
         await store.close()
+        done()
 
 
 @pytest.fixture

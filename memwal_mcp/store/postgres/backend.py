@@ -1,0 +1,188 @@
+"""PostgresStore: the contract's async face over one PostgreSQL database (see store/contract.py).
+
+Units of work run on worker threads (anyio) with a connection from a pool: a read in one
+REPEATABLE READ READ ONLY transaction (one snapshot for the whole of `fn`), a write on an
+autocommit connection whose methods open their own transactions (views.py). Vector searches
+have a small pool of their own: a search obtained in a unit of work runs after it, or beside
+it on another thread, and must never wait for a connection that unit holds.
+
+Several replicas may share the database: migrations, leases and the write lock are in it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
+
+import anyio
+from psycopg import Connection
+from psycopg_pool import ConnectionPool
+
+from ...errors import InvalidInput, StoreUnavailable
+from ..contract import StoreReader, StoreWriter
+from ..records import BackupResult
+from . import erasure
+from .connection import connect, pool, redacted
+from .migrations import apply_migrations
+from .views import PostgresReader, PostgresWriter
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+P = ParamSpec("P")
+
+# While a forget's old row versions are kept, how often to VACUUM again.
+ERASURE_RETRY_FIRST_S = 0.2
+ERASURE_RETRY_MAX_S = 2.0
+# Connections for units of work (reads and writes of one process), and for vector searches.
+UNITS = 8
+SEARCHES = 4
+
+
+class PostgresStore:
+    def __init__(self, url: str, *, units: int = UNITS, searches: int = SEARCHES) -> None:
+        self.url = url
+        self._sizes = (units, searches)
+        self._units: ConnectionPool | None = None
+        self._searches: ConnectionPool | None = None
+        self._erasure_owed = False
+        self._retry: asyncio.Task[None] | None = None
+
+    @property
+    def location(self) -> str:
+        return redacted(self.url)
+
+    def own_files(self) -> tuple[Path, ...]:
+        return ()  # the server's files: no export can land on them
+
+    async def open(self) -> None:
+        await anyio.to_thread.run_sync(self._open)
+
+    def _open(self) -> None:
+        conn = connect(self.url)
+        try:
+            applied = apply_migrations(conn)
+        except StoreUnavailable:
+            raise
+        except Exception as exc:
+            raise StoreUnavailable(
+                f"cannot set up the memwal-mcp schema in PostgreSQL at {self.location}: {exc}".splitlines()[0]
+                + " (the database needs the pgvector extension, and a role that may create tables)"
+            ) from exc
+        finally:
+            conn.close()
+        if applied:
+            log.info("database %s: applied migrations %s", self.location, ", ".join(applied))
+        units, searches = self._sizes
+        self._units = pool(self.url, "memwal-units", units)
+        try:
+            self._searches = pool(self.url, "memwal-searches", searches)
+        except BaseException:
+            self._units.close()
+            self._units = None
+            raise
+
+    async def close(self) -> None:
+        task, self._retry = self._retry, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._erasure_owed and self._units is not None:
+            await self.settle_erasure(1000)
+        for opened in (self._searches, self._units):
+            if opened is not None:
+                await anyio.to_thread.run_sync(opened.close)
+        self._units = self._searches = None
+
+    def _pools(self) -> tuple[ConnectionPool, ConnectionPool]:
+        if self._units is None or self._searches is None:
+            raise StoreUnavailable("the database is not open")
+        return self._units, self._searches
+
+    async def read(self, fn: Callable[Concatenate[StoreReader, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        units, searches = self._pools()
+
+        def run() -> T:
+            with units.connection() as conn:
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                try:
+                    return fn(PostgresReader(conn, searches), *args, **kwargs)
+                finally:
+                    _end(conn)
+
+        return await anyio.to_thread.run_sync(run)
+
+    async def write(self, fn: Callable[Concatenate[StoreWriter, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        units, searches = self._pools()
+
+        def run() -> T:
+            with units.connection() as conn:
+                try:
+                    return fn(PostgresWriter(conn, searches), *args, **kwargs)
+                finally:
+                    _end(conn)
+
+        result = await anyio.to_thread.run_sync(run)
+        if self._erasure_owed:
+            await self.settle_erasure(0)
+        return result
+
+    @property
+    def erasure_pending(self) -> bool:
+        return self._erasure_owed
+
+    def owe_erasure(self) -> None:
+        """A forget's old row versions are still kept (an older snapshot): VACUUM again on a
+        timer until none is, also while no tool call comes, as well as after each write."""
+        self._erasure_owed = True
+        if self._retry is None or self._retry.done():
+            self._retry = asyncio.get_running_loop().create_task(self._retry_erasure(), name="memwal-pg-erasure")
+
+    async def _retry_erasure(self) -> None:
+        delay = ERASURE_RETRY_FIRST_S
+        while self._erasure_owed and self._units is not None:
+            await anyio.sleep(delay)
+            try:
+                await self.settle_erasure(0)
+            except Exception:  # noqa: BLE001 - a failed attempt must not end the retries
+                log.warning("database %s: VACUUM after a forget failed; retrying", self.location, exc_info=True)
+            delay = min(delay * 2, ERASURE_RETRY_MAX_S)
+
+    async def backup(self, target: Path, *, force: bool, verify: bool) -> BackupResult:
+        raise InvalidInput(
+            f"memwal-mcp backup copies a SQLite file; this store is PostgreSQL ({self.location}): "
+            "back it up with pg_dump (e.g. pg_dump --format=custom --file=memwal.dump DBNAME)"
+        )
+
+    async def settle_erasure(self, wait_ms: int) -> bool:
+        """VACUUM what forgets left; retried until a pass keeps no dead row version. `wait_ms`
+        bounds the waiting: one more pass after that long if the first kept something."""
+        if not self._erasure_owed:
+            return True
+        units, _ = self._pools()
+
+        def run() -> bool:
+            with units.connection() as conn:
+                return erasure.vacuum(conn)
+
+        cleared = await anyio.to_thread.run_sync(run)
+        if not cleared and wait_ms > 0:
+            await anyio.sleep(wait_ms / 1000)
+            cleared = await anyio.to_thread.run_sync(run)
+        if cleared:
+            self._erasure_owed = False
+            log.info("database %s: no old row version of forgotten text is left in its tables", self.location)
+        return cleared
+
+
+def _end(conn: Connection) -> None:
+    """Roll back what a unit of work left open (a reader's snapshot, or a failed write), so the
+    connection goes back to the pool idle."""
+    try:
+        conn.rollback()
+    except Exception:  # noqa: BLE001 - a broken connection: the pool discards it
+        log.debug("rolling back a pooled connection failed", exc_info=True)

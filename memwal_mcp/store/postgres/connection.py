@@ -1,0 +1,84 @@
+"""Connecting to PostgreSQL: the URL as a user may see it, connections and the pools.
+
+psycopg is imported here and by the modules beside this one only: `store.open_store` reaches
+this package only when a database URL is configured, so the SQLite path never loads it.
+
+Every connection is in autocommit mode; a unit of work opens its own transaction (backend.py),
+so no statement ever waits in an implicit transaction a pool would have to roll back.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from ...errors import StoreUnavailable
+
+# pg_advisory_xact_lock keys (two int4: "memwal", then what the lock is for).
+_NAMESPACE = 0x6D656D77
+MIGRATION_LOCK = f"SELECT pg_advisory_xact_lock({_NAMESPACE}, 1)"
+# What contract.StoreWriter.transaction() means by "the write lock taken up front": one writer
+# transaction at a time over the whole database, as BEGIN IMMEDIATE gives SQLite, so a
+# read-then-write (a forget, a curation job, an import) cannot race another one.
+WRITE_LOCK = f"SELECT pg_advisory_xact_lock({_NAMESPACE}, 2)"
+
+APPLICATION_NAME = "memwal-mcp"
+
+
+def is_url(value: str | None) -> bool:
+    return bool(value) and str(value).split("://", 1)[0].lower() in ("postgresql", "postgres")
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages and `location`."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{parts.username}@{host}" if parts.username else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def connect(url: str) -> psycopg.Connection:
+    """One autocommit connection, or StoreUnavailable saying why there is none."""
+    try:
+        return psycopg.connect(url, autocommit=True, application_name=APPLICATION_NAME, connect_timeout=10)
+    except psycopg.Error as exc:
+        raise StoreUnavailable(f"cannot connect to PostgreSQL at {redacted(url)}: {_first_line(exc)}") from exc
+
+
+def _configure(conn: psycopg.Connection) -> None:
+    from pgvector.psycopg import register_vector
+
+    register_vector(conn)
+
+
+def pool(url: str, name: str, max_size: int) -> ConnectionPool:
+    """A pool of autocommit connections that know pgvector's type (the schema exists by now)."""
+    opened: ConnectionPool = ConnectionPool(
+        url,
+        min_size=1,
+        max_size=max_size,
+        kwargs={"autocommit": True, "application_name": APPLICATION_NAME, "connect_timeout": 10},
+        configure=_configure,
+        name=name,
+        open=False,
+        timeout=60.0,
+    )
+    try:
+        opened.open(wait=True, timeout=30.0)
+    except Exception as exc:
+        opened.close()
+        raise StoreUnavailable(f"cannot open connections to PostgreSQL at {redacted(url)}: {_first_line(exc)}") from exc
+    return opened

@@ -1,0 +1,187 @@
+"""Word search over a lane's live memories: Okapi BM25 per lane, as FTS5's bm25() on SQLite.
+
+The statistics are the lane's own, so a memory's strength never depends on what the owner keeps
+in other namespaces: the document count and total tokens are `lanes.live_count` and
+`lanes.live_tokens`, how many memories hold a word is `lane_terms.docs` (both kept by
+triggers, migration 001), and a phrase's document count (a query term that tokenizes to
+several tokens, like `foo_bar`) is counted by matching it in the lane. The GIN index on
+`memories.tsv` finds the memories holding any query word; their positions of those words come
+back with them and the score is computed here, term for term as fts5_aux.c does, so phrases
+and repeated terms count as they do there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from psycopg import Connection
+
+from ...normalize import norm_key
+from ..records import QueuedText, Scored
+from . import words
+
+
+@dataclass(frozen=True, slots=True)
+class _LaneStats:
+    rows: int
+    tokens: int
+
+
+def lane_stats(conn: Connection, lanes: Sequence[int]) -> dict[int, _LaneStats]:
+    wanted = sorted(set(lanes))
+    if not wanted:
+        return {}
+    rows = conn.execute("SELECT id, live_count, live_tokens FROM lanes WHERE id = ANY(%s)", (wanted,)).fetchall()
+    return {lane: _LaneStats(count, tokens) for lane, count, tokens in rows}
+
+
+def _documents_with(conn: Connection, lane: int, phrase_list: Sequence[Sequence[str]]) -> list[int]:
+    """How many live memories of the lane hold each phrase."""
+    single = sorted({p[0] for p in phrase_list if len(p) == 1})
+    counts: dict[str, int] = {}
+    if single:
+        counts = dict(
+            conn.execute(
+                "SELECT lexeme, docs FROM lane_terms WHERE lane_id = %s AND lexeme = ANY(%s)", (lane, single)
+            ).fetchall()
+        )
+    found: list[int] = []
+    for phrase in phrase_list:
+        if not phrase:
+            found.append(0)
+        elif len(phrase) == 1:
+            found.append(counts.get(phrase[0], 0))
+        else:
+            (count,) = conn.execute(
+                "SELECT count(*) FROM memories WHERE lane_id = %s AND status = 'live' AND tsv @@ %s::tsquery",
+                (lane, words.phrase_query(phrase)),
+            ).fetchone() or (0,)
+            found.append(count)
+    return found
+
+
+def _matches(
+    conn: Connection, lane: int, phrase_list: Sequence[Sequence[str]], pks: Sequence[int] | None
+) -> dict[int, tuple[int, dict[str, list[int]]]]:
+    """pk -> (tokens, positions of each query word) of the lane's live memories holding a phrase."""
+    query = words.any_query(phrase_list)
+    if query is None:
+        return {}
+    lexemes = sorted({token for phrase in phrase_list for token in phrase})
+    sql = (
+        "SELECT m.pk, m.doc_len, u.lexeme, u.positions FROM memories m CROSS JOIN LATERAL unnest(m.tsv) u"
+        " WHERE m.lane_id = %s AND m.status = 'live' AND m.tsv @@ %s::tsquery AND u.lexeme = ANY(%s)"
+    )
+    params: tuple[object, ...] = (lane, query, lexemes)
+    if pks is not None:
+        sql += " AND m.pk = ANY(%s)"
+        params += (list(pks),)
+    found: dict[int, tuple[int, dict[str, list[int]]]] = {}
+    for pk, length, lexeme, positions in conn.execute(sql, params):
+        found.setdefault(pk, (length, {}))[1][lexeme] = positions
+    return found
+
+
+def _score_lane(
+    conn: Connection,
+    lane: int,
+    stats: _LaneStats,
+    phrase_list: Sequence[Sequence[str]],
+    pks: Sequence[int] | None = None,
+) -> dict[int, float]:
+    if stats.rows <= 0:
+        return {}
+    matched = _matches(conn, lane, phrase_list, pks)
+    if not matched:
+        return {}
+    idfs = [words.idf(stats.rows, hits) for hits in _documents_with(conn, lane, phrase_list)]
+    average = stats.tokens / stats.rows
+    out: dict[int, float] = {}
+    for pk, (length, where) in matched.items():
+        freqs = [words.frequency(phrase, where) for phrase in phrase_list]
+        if any(freqs) and average > 0:
+            out[pk] = words.bm25(idfs, freqs, float(length), average)
+    return out
+
+
+def search(
+    conn: Connection, lanes: Sequence[int], terms: Sequence[str], limit: int
+) -> tuple[list[tuple[int, float]], bool]:
+    """(pk, strength) of live memories in these lanes holding any term, strongest first (ties
+    by pk, as SQLite orders them), at most `limit`; and True when there are no more."""
+    phrase_list = words.phrases(terms)
+    stats = lane_stats(conn, lanes)
+    found: list[tuple[int, float]] = []
+    for lane in sorted(stats):
+        found += _score_lane(conn, lane, stats[lane], phrase_list).items()
+    found.sort(key=lambda hit: (-hit[1], hit[0]))
+    return found[:limit], len(found) <= limit
+
+
+def strengths(conn: Connection, lanes: Sequence[int], terms: Sequence[str], pks: Sequence[int]) -> dict[int, float]:
+    phrase_list = words.phrases(terms)
+    stats = lane_stats(conn, lanes)
+    out: dict[int, float] = {}
+    for lane in sorted(stats):
+        out.update(_score_lane(conn, lane, stats[lane], phrase_list, pks))
+    return out
+
+
+def _live_norm_keys(conn: Connection, lane: int, keys: Sequence[str]) -> set[str]:
+    rows = conn.execute(
+        "SELECT DISTINCT norm_key FROM memories WHERE lane_id = %s AND status = 'live' AND norm_key = ANY(%s)",
+        (lane, sorted(set(keys))),
+    ).fetchall()
+    return {key for (key,) in rows}
+
+
+def score_queued(
+    conn: Connection, lanes: Sequence[int], terms: Sequence[str], texts: Sequence[QueuedText], repeats_fold: bool
+) -> Scored:
+    """What each queued text would score as a memory of its lane, over the statistics the lanes
+    will have once the texts are in, and each searched lane's ceiling (see the SQLite backend's
+    unindexed_fts.score_queued, which this follows step for step)."""
+    keys = [norm_key(item.text) for item in texts]
+    live: dict[int, set[str]] = {}
+    if repeats_fold:
+        for lane in {item.lane for item in texts}:
+            live[lane] = _live_norm_keys(conn, lane, [k for k, item in zip(keys, texts) if item.lane == lane])
+    added: list[bool] = []
+    seen: set[tuple[int, str]] = set()
+    for item, key in zip(texts, keys):
+        repeat = repeats_fold and (key in live.get(item.lane, set()) or (item.lane, key) in seen)
+        seen.add((item.lane, key))
+        added.append(not repeat)
+    grows: dict[int, tuple[int, int]] = {}
+    for item, new in zip(texts, added):
+        if new:
+            rows, chars = grows.get(item.lane, (0, 0))
+            grows[item.lane] = (rows + 1, chars + len(item.text))
+    searched = set(lanes)
+    stats = lane_stats(conn, sorted(searched | {item.lane for item in texts})) if terms else {}
+    if not stats:
+        return Scored([None] * len(texts), keys, grows, {})
+
+    phrase_list = words.phrases(terms)
+    tokenized = [words.tokens(item.text) for item in texts]
+    freqs = [[words.frequency(phrase, words.positions_of(stems)) for phrase in phrase_list] for stems in tokenized]
+    out: list[float | None] = [None] * len(texts)
+    ceilings: dict[int, float] = {}
+    for lane in sorted(stats):
+        mine = [i for i, item in enumerate(texts) if item.lane == lane]
+        rows = stats[lane].rows + sum(1 for i in mine if added[i])
+        tokens = stats[lane].tokens + sum(len(tokenized[i]) for i in mine if added[i])
+        if rows == 0:
+            continue
+        idfs: list[float] = []
+        for p, indexed in enumerate(_documents_with(conn, lane, phrase_list)):
+            hits = indexed + sum(1 for i in mine if added[i] and freqs[i][p])
+            idfs.append(words.idf(rows, hits))
+        if lane in searched:
+            ceilings[lane] = words.ceiling(idfs, phrase_list)
+        average = tokens / rows
+        for i in mine:
+            if average > 0.0 and any(freqs[i]):
+                out[i] = words.bm25(idfs, freqs[i], float(len(tokenized[i])), average)
+    return Scored(out, keys, grows, ceilings)
