@@ -70,6 +70,17 @@ def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+# How many memories make a lane "large" for each backend: past the point where it may search
+# a lane another way than an exact scan (SQLite: the 65,536-row block of its in-memory matrix;
+# PostgreSQL: exact scans only so far -- raise this past the HNSW threshold once there is one).
+LARGE_LANE = {"sqlite": 70_000, "postgres": 5_000}
+
+
+@pytest.fixture
+def large_lane(backend: str) -> int:
+    return LARGE_LANE[backend]
+
+
 @pytest.fixture
 async def make_store(
     backend: str, tmp_path: Path, request: pytest.FixtureRequest

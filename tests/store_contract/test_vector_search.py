@@ -206,12 +206,12 @@ async def test_the_vector_table_is_bound_to_one_dimension(store: Store) -> None:
 
 
 @pytest.mark.slow
-async def test_the_nearest_are_exact_in_a_large_lane(store: Store) -> None:
+async def test_the_nearest_are_exact_in_a_large_lane(store: Store, large_lane: int) -> None:
     """A lane big enough that a backend may search it another way (an index, a projection)
     must still answer the true top k, with and without min_score."""
     rng = np.random.default_rng(19)
     queries = unit_vectors(rng, 4)
-    vectors = np.concatenate([unit_vectors(rng, 70_000), *(_near(rng, queries, 5, s) for s in (0.03, 0.06, 0.09))])
+    vectors = np.concatenate([unit_vectors(rng, large_lane), *(_near(rng, queries, 5, s) for s in (0.03, 0.06, 0.09))])
 
     def seed(w: StoreWriter) -> tuple[str, int]:
         prepare_vectors(w)
