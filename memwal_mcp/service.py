@@ -583,7 +583,9 @@ def _history(reader: StoreReader, owner: str, memory_id: str) -> History:
         row.superseded_by,
         reader.superseded_by(owner, memory_id),
         row.occurred_at,
-        row.occurrences,
+        # A forgotten memory is a tombstone: its repeats went with its text (an import of the
+        # tombstone cannot know them either).
+        row.occurrences if status != "forgotten" else 0,
     )
 
 
