@@ -119,8 +119,20 @@ def prepare_model_dir(cache_root: Path | None = None) -> Path:
         return folder
 
 
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+
+
 def _complete(folder: Path) -> bool:
     return (folder / "model.onnx").is_file() and (folder / WEIGHTS_FILE).is_file()
+
+
+def _copy_in(source: Path, target: Path) -> None:
+    """A copy, not a link: the optimized folder outlives the installation that made it (a
+    removed venv, a rebuilt uvx environment), and a link into it would dangle for every
+    other installation sharing the cache."""
+    staging = target.with_name(f".{target.name}.{os.getpid()}")
+    shutil.copyfile(source, staging)
+    os.replace(staging, target)
 
 
 def _optimized(shipped: Path, files: dict[str, Path]) -> Path:
@@ -131,6 +143,9 @@ def _optimized(shipped: Path, files: dict[str, Path]) -> Path:
 
     target = shipped.with_name(f"{shipped.name}-ort{ort.__version__}")
     if _complete(target):
+        for name in _TOKENIZER_FILES:  # made by an older version as links, maybe into a venv now gone
+            if not (target / name).is_file() or (target / name).is_symlink():
+                _copy_in(files[name], target / name)
         return target
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=shipped.parent))
     try:
@@ -142,8 +157,8 @@ def _optimized(shipped: Path, files: dict[str, Path]) -> Path:
         options.add_session_config_entry("session.optimized_model_external_initializers_file_name", WEIGHTS_FILE)
         options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
         ort.InferenceSession(str(shipped / "model.onnx"), sess_options=options, providers=["CPUExecutionProvider"])
-        for name in ("tokenizer.json", "tokenizer_config.json"):
-            _link_or_copy(files[name], staging / name)
+        for name in _TOKENIZER_FILES:
+            _copy_in(files[name], staging / name)
         if not _complete(staging):
             raise EmbeddingError(f"ONNX Runtime did not write the optimized model into {staging}")
         try:

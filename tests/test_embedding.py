@@ -111,6 +111,20 @@ def test_source_files_are_verified() -> None:
     assert sha256(files["tokenizer.json"]) == bundled_model.TOKENIZER_SHA256
 
 
+def test_a_model_folder_left_by_a_removed_installation_is_repaired(tmp_path: Path) -> None:
+    """The cache outlives the venv that filled it (a removed checkout, a rebuilt uvx env): a
+    tokenizer file that is a link into it must not break every other installation's model."""
+    folder = bundled_model.prepare_model_dir(tmp_path / "cache")
+    gone = tmp_path / "removed-venv" / "tokenizer.json"
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (folder / name).unlink()
+        (folder / name).symlink_to(gone)  # dangling, as an older version left it
+    assert bundled_model.prepare_model_dir(tmp_path / "cache") == folder
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        assert not (folder / name).is_symlink()
+        assert sha256(folder / name) == sha256(bundled_model.source_files()[name])
+
+
 def test_prepare_model_dir_links_the_verified_files(tmp_path: Path) -> None:
     folder = bundled_model.prepare_model_dir(tmp_path / "cache")
     for name in ("tokenizer.json", "tokenizer_config.json"):
