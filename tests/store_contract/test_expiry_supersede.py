@@ -281,3 +281,35 @@ async def test_copies_by_key_names_the_memories_it_counts(store: Store) -> None:
     assert copies[norm_key(key)].ids == (first.id, second.id, third.id)  # not bob's
     windowed = await store.read(lambda r: r.copies_by_key(lanes, [norm_key(key)], T0 + 5, T0 + 25))
     assert windowed[norm_key(key)].ids == (second.id, third.id)
+
+
+async def test_an_expired_memory_that_was_superseded_is_still_expired(store: Store) -> None:
+    """`purge --expired` erases what expired_memories names: a superseded memory past its
+    expiry must be among them, or its text outlives the purge."""
+
+    def curated(w: StoreWriter, request: JobRequest, at: float) -> str:
+        ((job, _),) = w.insert_jobs("alice", [request], at)
+        with w.transaction():
+            _, memory_id = w.create_memory(
+                owner="alice",
+                namespace="default",
+                lane=lane_of(w, "alice", "default"),
+                body=job.text,
+                key=norm_key(job.text),
+                source_job_id=job.id,
+                vector=None,
+                model_id=None,
+                now=at,
+            )
+            w.mark_done(job.id, "created", memory_id, at)
+        return memory_id
+
+    def build(w: StoreWriter) -> tuple[str, str]:
+        old = curated(w, JobRequest("default", "Flash sale on espresso beans", expires_at=T0 + 50), T0)
+        new = curated(w, JobRequest("default", "The flash sale moved to Friday", supersedes=(old,)), T0 + 1)
+        return old, new
+
+    old, new = await store.write(build)
+    assert (await store.read(lambda r: r.memory_by_id("alice", old)))[1] == "superseded"  # type: ignore[index]
+    assert await store.read(lambda r: r.expired_memories("alice", T0 + 100, 10)) == [old]
+    assert await store.read(lambda r: r.expired_memories("alice", T0 + 10, 10)) == []

@@ -327,9 +327,11 @@ def list_memories(
 
 
 def expired_memories(conn: Connection, owner: str, now: float, limit: int) -> list[str]:
-    """Ids of the owner's live memories expired by `now`, soonest expired first."""
+    """Ids of the owner's memories expired by `now`, soonest expired first: live ones, and
+    superseded ones too (purge erases what this names; a superseded memory keeps its text)."""
     rows = conn.execute(
-        "SELECT id FROM memories WHERE owner = %s AND status = 'live' AND expires_at IS NOT NULL"
+        "SELECT id FROM memories WHERE owner = %s AND expires_at IS NOT NULL"
+        " AND (status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL))"
         " AND expires_at <= %s ORDER BY expires_at, id LIMIT %s",
         (owner, now, limit),
     ).fetchall()

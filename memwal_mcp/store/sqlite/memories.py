@@ -353,11 +353,13 @@ def list_memories(
 
 
 def expired_memories(conn: sqlite3.Connection, owner: str, now: float, limit: int) -> list[str]:
-    """Ids of the owner's live memories expired by `now`, soonest expired first."""
+    """Ids of the owner's memories expired by `now`, soonest expired first: live ones, and
+    superseded ones too (purge erases what this names; a superseded memory keeps its text)."""
     return [
         r[0]
         for r in conn.execute(
-            "SELECT id FROM memories WHERE owner = ? AND status = 'live' AND expires_at IS NOT NULL"
+            "SELECT id FROM memories WHERE owner = ? AND expires_at IS NOT NULL"
+            " AND (status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL))"
             " AND expires_at <= ? ORDER BY expires_at, id LIMIT ?",
             (owner, now, limit),
         )
