@@ -680,3 +680,23 @@ async def test_cli_export_then_import_end_to_end(source: Source, tmp_path: Path)
     assert json.loads(done.stdout)["added"] == {"job": 2} and done.stderr == ""
     out = json.loads(cli("--owner", "carol", "recall", "lunch", "--namespace", "notes", "--json", db=target).stdout)
     assert out["hits"][0]["text"] == "Lunch is at noon"
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_a_time_that_is_true_or_false_is_refused_not_read_as_1970(value: bool) -> None:
+    from pydantic import ValidationError
+
+    from memwal_mcp.transfer.format import JobLine
+
+    job = {
+        "id": "j_1",
+        "owner": "alice",
+        "namespace": "default",
+        "text": "x",
+        "status": "queued",
+        "created_at": 1_700_000_000,
+        "updated_at": 1_700_000_000,
+    }
+    assert JobLine.model_validate(job).created_at == 1_700_000_000.0  # a number of seconds is a time
+    with pytest.raises(ValidationError, match="a time must be a number of seconds, not (true|false)"):
+        JobLine.model_validate({**job, "expires_at": value})

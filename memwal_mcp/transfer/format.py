@@ -15,7 +15,7 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticCustomError
 
 from ..config import OwnerName
@@ -49,7 +49,20 @@ def _on_the_calendar(seconds: float) -> float:
     return seconds
 
 
-Time = Annotated[float, AfterValidator(_on_the_calendar), Field(description="seconds since the Unix epoch, UTC")]
+def _not_a_truth_value(value: object) -> object:
+    """JSON true/false is no time: lax validation would read it as 1 or 0 seconds (1970)."""
+    if isinstance(value, bool):
+        shown = "true" if value else "false"
+        raise PydanticCustomError("time_not_bool", f"a time must be a number of seconds, not {shown}")
+    return value
+
+
+Time = Annotated[
+    float,
+    BeforeValidator(_not_a_truth_value),
+    AfterValidator(_on_the_calendar),
+    Field(description="seconds since the Unix epoch, UTC"),
+]
 
 
 class _Record(BaseModel):
