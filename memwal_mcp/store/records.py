@@ -7,6 +7,7 @@ ids are `m_...` / `j_...`).
 
 from __future__ import annotations
 
+import secrets
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -58,6 +59,25 @@ class KeyReused(IdempotencyKeyReused):
             f"idempotency_key {key!r} was already used for a different {field}; use a new key for a new fact"
         )
         self.index, self.key, self.field = index, key, field
+
+
+def check_replay(index: int, request: JobRequest, job: Job) -> None:
+    """A key replays its job only for the same request: any field that differs is KeyReused
+    (the same rule on every backend, for remember and remember_many alike)."""
+    for name, same in (
+        ("text", job.text == request.text),
+        ("namespace", job.namespace == request.namespace),
+        ("occurred_at", job.occurred_at == request.occurred_at),
+        ("expires_at", job.expires_at == request.expires_at),
+        ("supersedes", job.supersedes == request.supersedes),
+    ):
+        if not same:
+            assert request.idempotency_key is not None  # only a key replays a job
+            raise KeyReused(index, request.idempotency_key, name)
+
+
+def new_job_id() -> str:
+    return "j_" + secrets.token_hex(8)
 
 
 @dataclass(frozen=True, slots=True)

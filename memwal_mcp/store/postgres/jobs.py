@@ -11,7 +11,6 @@ ours, expired, or held by a dead process on this host.
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import Sequence
 
 from psycopg import Connection
@@ -19,7 +18,7 @@ from psycopg import Connection
 from ...errors import InvalidInput, NotFound
 from ...records import ANALYZED, Job
 from ..leases import holder_is_dead
-from ..records import JobRequest, JobWithdrawn, KeyReused, Lane, QueuedJob
+from ..records import JobRequest, JobWithdrawn, Lane, QueuedJob, check_replay, new_job_id
 from . import migrations, revisions
 
 log = logging.getLogger(__name__)
@@ -61,10 +60,6 @@ _job = job_of
 def ids_of(column: str | None) -> tuple[str, ...]:
     """Memory ids kept comma-separated in one column (ids never hold a comma)."""
     return tuple(column.split(",")) if column else ()
-
-
-def new_job_id() -> str:
-    return "j_" + secrets.token_hex(8)
 
 
 def ensure_lane(conn: Connection, owner: str, namespace: str) -> int:
@@ -111,7 +106,7 @@ def insert_jobs(conn: Connection, owner: str, requests: Sequence[JobRequest], no
         for index, request in enumerate(requests):
             job, replayed = _insert(conn, owner, request, now)
             if replayed:
-                _same_request(index, request, job)
+                check_replay(index, request, job)
             filed.append((job, replayed))
         return filed
 
@@ -134,22 +129,9 @@ def insert_analysis(
         for index, fact in enumerate(facts):
             job, replayed = _insert(conn, owner, fact, now, source=request_id)
             if replayed:
-                _same_request(index, fact, job)
+                check_replay(index, fact, job)
             filed.append((job, replayed))
         return request, filed
-
-
-def _same_request(index: int, request: JobRequest, job: Job) -> None:
-    for name, same in (
-        ("text", job.text == request.text),
-        ("namespace", job.namespace == request.namespace),
-        ("occurred_at", job.occurred_at == request.occurred_at),
-        ("expires_at", job.expires_at == request.expires_at),
-        ("supersedes", job.supersedes == request.supersedes),
-    ):
-        if not same:
-            assert request.idempotency_key is not None  # only a key replays a job
-            raise KeyReused(index, request.idempotency_key, name)
 
 
 def _insert(

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-import secrets
 import sqlite3
 from collections.abc import Sequence
 
 from ...errors import InvalidInput, NotFound
 from ...records import ANALYZED, Job
 from ..leases import holder_is_dead
-from ..records import JobRequest, JobWithdrawn, KeyReused, Lane, QueuedJob
+from ..records import JobRequest, JobWithdrawn, Lane, QueuedJob, check_replay, new_job_id
 from . import fts, migrations, revisions
 from .database import transaction
 
@@ -53,10 +52,6 @@ def job_of(row: Sequence) -> Job:
 def ids_of(column: str | None) -> tuple[str, ...]:
     """Memory ids kept comma-separated in one column (ids never hold a comma)."""
     return tuple(column.split(",")) if column else ()
-
-
-def new_job_id() -> str:
-    return "j_" + secrets.token_hex(8)
 
 
 def ensure_lane(conn: sqlite3.Connection, owner: str, namespace: str) -> int:
@@ -110,7 +105,7 @@ def insert_jobs(
         for index, request in enumerate(requests):
             job, replayed = _insert(conn, owner, request, now)
             if replayed:
-                _same_request(index, request, job)
+                check_replay(index, request, job)
             filed.append((job, replayed))
         return filed
 
@@ -133,22 +128,9 @@ def insert_analysis(
         for index, fact in enumerate(facts):
             job, replayed = _insert(conn, owner, fact, now, source=request_id)
             if replayed:
-                _same_request(index, fact, job)
+                check_replay(index, fact, job)
             filed.append((job, replayed))
         return request, filed
-
-
-def _same_request(index: int, request: JobRequest, job: Job) -> None:
-    for name, same in (
-        ("text", job.text == request.text),
-        ("namespace", job.namespace == request.namespace),
-        ("occurred_at", job.occurred_at == request.occurred_at),
-        ("expires_at", job.expires_at == request.expires_at),
-        ("supersedes", job.supersedes == request.supersedes),
-    ):
-        if not same:
-            assert request.idempotency_key is not None  # only a key replays a job
-            raise KeyReused(index, request.idempotency_key, name)
 
 
 def _insert(
