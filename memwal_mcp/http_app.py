@@ -12,6 +12,8 @@ SDK sees it, `initialize` included:
 - A token (the whole server, without tokens) keeps at most `max_sessions_per_token` sessions: opening
   one more ends its least recently used, whose id then answers 404. A session with no request for
   `session_idle_s` is closed. `max_sessions` bounds all callers together (503 beyond it).
+- `/healthz` answers a load balancer without a token: 200 when the store answers a read, 503 when it
+  does not (within HEALTH_TIMEOUT_S). It says nothing about the memories, so it needs no credential.
 """
 
 from __future__ import annotations
@@ -206,11 +208,42 @@ class SessionBook:
         return sum(len(held) for held in self._by_caller.values())
 
 
+HEALTH_PATH = "/healthz"
+HEALTH_TIMEOUT_S = 5.0  # longer than a healthy store's slowest read; shorter than a balancer's usual 10 s check
+
+
+async def _answer_health(
+    health: Callable[[float], Awaitable[None]], scope: Scope, receive: Receive, send: Send
+) -> None:
+    if scope["method"] not in ("GET", "HEAD"):
+        response = Response(status_code=405, headers={"Allow": "GET, HEAD"})
+    else:
+        try:
+            await health(HEALTH_TIMEOUT_S)
+        except Exception as exc:  # whatever keeps the store from answering makes this replica unfit to serve
+            log.warning("health check failed: %s", " ".join(str(exc).split()) or type(exc).__name__)
+            body, status = {"status": "unavailable", "reason": "the store did not answer a read"}, 503
+        else:
+            body, status = {"status": "ok"}, 200
+        response = Response(json.dumps(body), status_code=status, media_type="application/json")
+    response.headers["Cache-Control"] = "no-store"
+    await response(scope, receive, send)
+
+
 class HttpGate:
     """ASGI middleware around the SDK's sse or streamable-HTTP app (see the module docstring)."""
 
-    def __init__(self, app: ASGIApp, *, transport: str, registry: TokenRegistry, settings: Settings) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        transport: str,
+        registry: TokenRegistry,
+        settings: Settings,
+        health: Callable[[float], Awaitable[None]] | None = None,
+    ) -> None:
         self._app = app
+        self._health = health
         self._sse = transport == "sse"
         self._registry = registry
         self._limiter = RateLimiter(settings.auth.rate_per_minute, settings.auth.burst)
@@ -222,6 +255,9 @@ class HttpGate:
         self._sse_streams: dict[str, tuple[str, Callable[[bytes], Awaitable[None]]]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self._health is not None and scope.get("path") == HEALTH_PATH:
+            await _answer_health(self._health, scope, receive, send)
+            return
         if scope["type"] != "http" or is_dashboard(scope):
             # The dashboard at /ui signs browsers in with a session cookie and checks them itself.
             await self._app(scope, receive, send)
@@ -511,10 +547,14 @@ def is_dashboard(scope: Scope) -> bool:
 
 
 async def serve_http(
-    server: MCPServer, settings: Settings, registry: TokenRegistry, dashboard: ASGIApp | None = None
+    server: MCPServer,
+    settings: Settings,
+    registry: TokenRegistry,
+    dashboard: ASGIApp | None = None,
+    health: Callable[[float], Awaitable[None]] | None = None,
 ) -> None:
     """Serve `server` over sse or streamable HTTP behind the gate, until the process is stopped; with
-    `dashboard`, that app at /ui beside it (it authenticates its own requests)."""
+    `dashboard`, that app at /ui beside it (it authenticates its own requests); with `health`, /healthz."""
     import uvicorn
     from starlette.applications import Starlette
     from starlette.routing import Mount
@@ -531,7 +571,7 @@ async def serve_http(
         )
     if dashboard is not None:
         app.router.routes.insert(0, Mount(DASHBOARD_PATH, app=dashboard))
-    gate = HttpGate(app, transport=settings.server.transport, registry=registry, settings=settings)
+    gate = HttpGate(app, transport=settings.server.transport, registry=registry, settings=settings, health=health)
     config = uvicorn.Config(gate, host=host, port=port, log_level=server.settings.log_level.lower())
     access = logging.getLogger("uvicorn.access")
     if not any(isinstance(f, QueryStringRedactor) for f in access.filters):

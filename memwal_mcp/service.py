@@ -547,6 +547,11 @@ class MemoryService:
 
     # --- stats -----------------------------------------------------------------
 
+    async def healthy(self, timeout_s: float) -> None:
+        """Raise unless the store answers a read within `timeout_s`: what a load balancer's health
+        check asks (a replica whose database is unreachable must leave the rotation)."""
+        await self._store.ping(timeout_s)
+
     async def stats(self) -> Stats:
         def read(reader: StoreReader) -> Stats:
             return Stats(

@@ -88,7 +88,7 @@ async def serve(settings: Settings) -> None:
         from ..dashboard import build_dashboard
 
         dashboard = build_dashboard(service, registry, owner=settings.owner, any_host=settings.server.insecure_no_auth)
-        await serve_http(build_server(service, settings.owner), settings, registry, dashboard)
+        await serve_http(build_server(service, settings.owner), settings, registry, dashboard, service.healthy)
 
 
 def _is_loopback(host: str) -> bool:

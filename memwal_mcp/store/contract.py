@@ -411,6 +411,10 @@ class Store(Protocol):
     async def write(self, fn: Callable[Concatenate[StoreWriter, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run `fn(writer, *args, **kwargs)` off the event loop on the writer."""
 
+    async def ping(self, timeout_s: float) -> None:
+        """Raise StoreUnavailable unless the store answers a trivial read within `timeout_s`: a health
+        check must say "down" promptly, where `read` may wait out a pool's longer patience."""
+
     @property
     def erasure_pending(self) -> bool:
         """True while a copy of forgotten text may survive outside the tables (a log)."""

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
 import anyio
+import psycopg
 from psycopg import Connection
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import InvalidInput, StoreUnavailable
 from ..contract import StoreReader, StoreWriter
@@ -115,6 +116,18 @@ class PostgresStore:
                     _end(conn)
 
         return await anyio.to_thread.run_sync(run)
+
+    async def ping(self, timeout_s: float) -> None:
+        units, _ = self._pools()
+
+        def run() -> None:
+            try:
+                with units.connection(timeout=timeout_s) as conn:
+                    conn.execute("SELECT 1")
+            except (PoolTimeout, psycopg.Error) as exc:
+                raise StoreUnavailable(f"PostgreSQL at {self.location} did not answer: {exc}") from exc
+
+        await anyio.to_thread.run_sync(run)
 
     async def write(self, fn: Callable[Concatenate[StoreWriter, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         units, searches = self._pools()

@@ -56,6 +56,11 @@ class SQLiteStore:
 
         return await self.db.write(run)
 
+    async def ping(self, timeout_s: float) -> None:
+        # A file on this machine: its reader answers or the process has bigger trouble; bounded anyway.
+        with anyio.fail_after(timeout_s):
+            await self.read(lambda reader: reader.vector_model())
+
     @property
     def erasure_pending(self) -> bool:
         return self.db.wal_owed
