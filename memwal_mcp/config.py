@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, Field, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -192,6 +192,16 @@ class ServerSettings(BaseModel):
     max_sessions: int = Field(
         1000, ge=1, le=1_000_000, description="Open sse/http sessions for all tokens together; more get HTTP 503."
     )
+    stateless: bool = Field(
+        False,
+        description="Streamable HTTP without sessions: any request may reach any replica behind a load balancer.",
+    )
+
+    @model_validator(mode="after")
+    def _stateless_needs_http(self) -> ServerSettings:
+        if self.stateless and self.transport == "sse":
+            raise ValueError("stateless needs transport http: an SSE stream belongs to one session on one server")
+        return self
 
 
 class Settings(BaseSettings):

@@ -567,7 +567,10 @@ async def serve_http(
         app = server.sse_app(host=host)
     else:
         app = server.streamable_http_app(
-            host=host, session_idle_timeout=settings.server.session_idle_s, max_sessions=settings.server.max_sessions
+            host=host,
+            stateless_http=settings.server.stateless,
+            session_idle_timeout=settings.server.session_idle_s,
+            max_sessions=settings.server.max_sessions,
         )
     if dashboard is not None:
         app.router.routes.insert(0, Mount(DASHBOARD_PATH, app=dashboard))

@@ -38,6 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="allow sse/http on a non-loopback address without tokens (everyone acts as the configured owner)",
     )
+    parser.add_argument(
+        "--stateless",
+        action="store_true",
+        help="streamable HTTP without sessions, so a load balancer may send any request to any replica",
+    )
 
 
 def settings_overrides(args: argparse.Namespace) -> dict:
@@ -46,6 +51,8 @@ def settings_overrides(args: argparse.Namespace) -> dict:
         server["worker"] = False
     if getattr(args, "insecure_no_auth", False):
         server["insecure_no_auth"] = True
+    if getattr(args, "stateless", False):
+        server["stateless"] = True
     return {"server": server} if server else {}
 
 

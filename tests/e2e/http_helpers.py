@@ -49,12 +49,14 @@ class Served:
 
 
 @contextlib.contextmanager
-def serve(env: dict[str, str], tmp_path: Path, transport: str = "http", name: str = "server") -> Iterator[Served]:
+def serve(
+    env: dict[str, str], tmp_path: Path, transport: str = "http", name: str = "server", extra: tuple[str, ...] = ()
+) -> Iterator[Served]:
     port = free_port()
     log = tmp_path / f"{name}.log"
     with log.open("wb") as stderr:
         proc = subprocess.Popen(
-            [str(MEMWAL), "serve", "--transport", transport, "--port", str(port)],
+            [str(MEMWAL), "serve", "--transport", transport, "--port", str(port), *extra],
             env=env,
             cwd=tmp_path,
             stdin=subprocess.DEVNULL,
