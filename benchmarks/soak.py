@@ -1,16 +1,28 @@
-"""Soak: many concurrent streamable-HTTP sessions against one `memwal-mcp serve --transport http`.
+"""Soak: many concurrent streamable-HTTP sessions against `memwal-mcp serve --transport http`.
 
     python -m benchmarks.soak --sessions 32 --seconds 60
+    python -m benchmarks.soak --replicas 3 --pgserver --seconds 120          # a throwaway PostgreSQL
+    python -m benchmarks.soak --replicas 3 --db-url postgresql://... --seconds 120
 
-Starts the real server on 127.0.0.1 (a free port) over a fresh database with bearer
+Starts the real server on 127.0.0.1 (free ports) over a fresh database with bearer
 tokens made by `memwal-mcp token create`, then runs N MCP sessions at once for S
 seconds. Each session loops: memwal_remember with an idempotency key (now and then
 the same key again, which must give back the same job), and memwal_recall of what
-was stored. Afterwards it verifies, straight from the database file:
+was stored.
 
-- zero protocol errors (exceptions, timeouts, malformed replies) and zero tool errors,
-- zero lost writes: every acknowledged job id is in the journal, and done,
-- no "database is locked" in any reply or in the server log (and no traceback there),
+With `--replicas R` (R > 1), R stateless replicas share the database, sessions are spread
+over them round-robin, and every `--kill-every` seconds one replica, chosen at random, is
+SIGKILLed and restarted on its port. A session whose replica dies moves to the next one and
+resends the call it was making, with the same idempotency key, as a client behind a load
+balancer would; that is a failover, not an error, as long as the resent call succeeds.
+
+Afterwards it verifies, through memwal-mcp's own commands (so the same on SQLite and PostgreSQL):
+
+- zero protocol errors (calls that failed on every replica they were tried on) and zero tool errors,
+- zero lost writes: every acknowledged job id is in the journal, and done; zero doubled
+  writes: no idempotency key with two jobs, no text with two live memories in one namespace,
+- `memwal-mcp check` clean, and every replica giving the same answer to the same recalls,
+- no "database is locked" in any reply or in a server log (and no traceback there),
 
 and prints latency p50/p99 per tool, throughput and errors as a table, then as JSON.
 Exit status 0 when every check holds, 1 otherwise. Loopback only; every loop is
@@ -23,14 +35,16 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,9 +98,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--replay-share", type=float, default=0.1, help="share of remembers that resend the previous key (default 0.1)"
     )
+    parser.add_argument("--replicas", type=int, default=1, help="servers on the one database (default 1)")
+    parser.add_argument(
+        "--kill-every", type=float, default=20.0, help="with --replicas > 1: SIGKILL one replica this often (s)"
+    )
     parser.add_argument("--call-timeout", type=float, default=30.0, help="seconds before a call counts as lost")
-    parser.add_argument("--drain-timeout", type=float, default=120.0, help="seconds to wait for curation to finish")
-    parser.add_argument("--db", type=Path, default=None, help="database file (must not exist); default a temp dir")
+    parser.add_argument("--drain-timeout", type=float, default=180.0, help="seconds to wait for curation to finish")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--db", type=Path, default=None, help="SQLite file (must not exist); default a temp dir")
+    where.add_argument("--db-url", default=None, help="postgresql://... (an empty database) instead of SQLite")
+    where.add_argument("--pgserver", action="store_true", help="a throwaway PostgreSQL from the pgserver package")
     parser.add_argument("--json-out", type=Path, default=None, help="also write the JSON there")
     parser.add_argument(
         "--server-env",
@@ -99,12 +120,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not 1 <= args.sessions <= 1024 or args.seconds <= 0 or args.owners < 1 or args.namespaces < 1:
         parser.error("--sessions 1..1024, --seconds > 0, --owners >= 1, --namespaces >= 1")
+    if not 1 <= args.replicas <= 16 or args.kill_every <= 0:
+        parser.error("--replicas 1..16, --kill-every > 0")
     if any(not item.startswith("MEMWAL_") or "=" not in item for item in args.server_env):
         parser.error("--server-env takes MEMWAL_NAME=VALUE")
     return args
 
 
-# --- the server ---------------------------------------------------------------------------------
+# --- the servers --------------------------------------------------------------------------------
 
 
 def free_port() -> int:
@@ -113,29 +136,32 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def server_env(folder: Path, db_path: Path) -> dict[str, str]:
-    return {
+def server_env(folder: Path, db_path: Path | None, db_url: str | None) -> dict[str, str]:
+    env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(folder),
         "XDG_CONFIG_HOME": str(folder / "xdg-config"),
         "XDG_DATA_HOME": str(folder / "xdg-data"),
         "XDG_CACHE_HOME": str(folder / "xdg-cache"),
-        "MEMWAL_DB_PATH": str(db_path),
         "PYTHONUNBUFFERED": "1",
         # The soak measures the server, not the per-token rate limit.
         "MEMWAL_AUTH__RATE_PER_MINUTE": "1000000",
         "MEMWAL_AUTH__BURST": "100000",
     }
+    if db_url is not None:
+        env["MEMWAL_DB_URL"] = db_url
+    else:
+        assert db_path is not None
+        env["MEMWAL_DB_PATH"] = str(db_path)
+    return env
+
+
+def memwal(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(MEMWAL), *args], env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def make_token(env: dict[str, str], owner: str) -> str:
-    made = subprocess.run(
-        [str(MEMWAL), "token", "create", "--owner", owner, "--scope", "read,write"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    made = memwal(env, "token", "create", "--owner", owner, "--scope", "read,write", timeout=120)
     if made.returncode != 0 or not made.stdout.strip().startswith("mwk_"):
         raise SystemExit(f"token create failed: {made.stderr}")
     return made.stdout.strip()
@@ -166,6 +192,44 @@ def stop(proc: subprocess.Popen[bytes]) -> int | None:
         return None
 
 
+class Replica:
+    """One `memwal-mcp serve` process on a fixed port, which may be killed and started again there."""
+
+    def __init__(self, env: dict[str, str], folder: Path, name: str, stateless: bool) -> None:
+        self.env, self.folder, self.name = env, folder, name
+        self.port = free_port()
+        self.log = folder / f"{name}.log"
+        self.extra = ["--stateless"] if stateless else []
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.kills = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def start(self) -> None:
+        argv = [str(MEMWAL), "serve", "--transport", "http", "--host", "127.0.0.1", "--port", str(self.port)]
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [*argv, *self.extra],
+                env=self.env,
+                cwd=self.folder,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        wait_for_port(self.port, self.proc, self.log)
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait(timeout=10)
+        self.kills += 1
+
+    def stop(self) -> int | None:
+        return stop(self.proc) if self.proc is not None else None
+
+
 # --- the load ---------------------------------------------------------------------------------------
 
 
@@ -179,7 +243,9 @@ class Tally:
     replay_mismatches: list[str] = field(default_factory=list)
     replays: int = 0
     recall_misses: int = 0
+    failovers: int = 0
     sessions_done: int = 0
+    stored: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (owner, namespace) -> texts
 
 
 def _fact(rng: random.Random, session: int, n: int) -> str:
@@ -189,9 +255,21 @@ def _fact(rng: random.Random, session: int, n: int) -> str:
     )
 
 
+class _ReplicaDied(Exception):
+    """A call's transport failed: the session moves to the next replica and resends it."""
+
+
+async def _call(session: ClientSession, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+    try:
+        with anyio.fail_after(timeout):
+            return await session.call_tool(tool, arguments)
+    except Exception as exc:  # a timeout, a transport or protocol failure
+        raise _ReplicaDied(f"{tool}: {type(exc).__name__}: {exc}"[:300]) from exc
+
+
 async def run_session(
     index: int,
-    url: str,
+    urls: list[str],
     token: str,
     owner: str,
     namespace: str,
@@ -200,104 +278,211 @@ async def run_session(
     tally: Tally,
 ) -> None:
     rng = random.Random(args.seed * 100_003 + index)
-    stored: list[str] = []
+    stored = tally.stored.setdefault((owner, namespace), [])
+    mine: list[str] = []
     last: tuple[str, str, str] | None = None  # key, text, job id
-    try:
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=args.call_timeout) as http:
-            async with streamable_http_client(url, http_client=http) as (read, write):
-                async with ClientSession(read, write, read_timeout_seconds=args.call_timeout) as session:
+    pending: tuple[str, dict[str, Any]] | None = None  # the call a dead replica did not answer
+    tries = 0  # replicas the pending call has failed on
+    replica = index % len(urls)
+    n = 0
+    while time.monotonic() < deadline and n < 1_000_000:
+        try:
+            async with AsyncExitStack() as stack:
+                http = await stack.enter_async_context(
+                    httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=args.call_timeout)
+                )
+                read, write = await stack.enter_async_context(streamable_http_client(urls[replica], http_client=http))
+                session = await stack.enter_async_context(
+                    ClientSession(read, write, read_timeout_seconds=args.call_timeout)
+                )
+                try:
                     with anyio.fail_after(args.call_timeout):
                         await session.initialize()
-                    n = 0
-                    while time.monotonic() < deadline and n < 1_000_000:
+                except Exception as exc:
+                    raise _ReplicaDied(f"initialize: {type(exc).__name__}: {exc}"[:300]) from exc
+                while time.monotonic() < deadline and n < 1_000_000:
+                    if pending is None:
                         n += 1
-                        recall = stored and rng.random() < args.recall_share
-                        if recall:
-                            tool = "memwal_recall"
-                            probe = rng.choice(stored[-20:])
-                            arguments: dict[str, Any] = {"query": probe, "namespace": namespace, "limit": 5}
+                        if mine and rng.random() < args.recall_share:
+                            probe = rng.choice(mine[-20:])
+                            pending = ("memwal_recall", {"query": probe, "namespace": namespace, "limit": 5})
                         else:
-                            tool = "memwal_remember"
                             if last is not None and rng.random() < args.replay_share:
                                 key, text, _ = last
                             else:
                                 key, text = f"soak-{index}-{n}", _fact(rng, index, n)
-                            arguments = {"text": text, "namespace": namespace, "idempotency_key": key}
-                        started = time.perf_counter()
-                        try:
-                            with anyio.fail_after(args.call_timeout):
-                                result = await session.call_tool(tool, arguments)
-                        except Exception as exc:  # a timeout, a transport or protocol failure
-                            tally.protocol_errors.append(f"{tool}: {type(exc).__name__}: {exc}"[:300])
-                            continue
-                        elapsed = time.perf_counter() - started
-                        text_out = "\n".join(getattr(b, "text", "") for b in result.content)
-                        if LOCKED in text_out.lower() or LOCKED in json.dumps(result.structured_content or {}).lower():
-                            tally.locked_replies += 1
-                        if result.is_error:
-                            tally.tool_errors.append(f"{tool}: {text_out}"[:300])
-                            continue
-                        if result.structured_content is None:
-                            tally.protocol_errors.append(f"{tool}: no structured content")
-                            continue
-                        tally.latencies[tool].append(elapsed)
-                        data = result.structured_content
-                        if tool == "memwal_remember":
-                            job_id = data["job_id"]
-                            if last is not None and arguments["idempotency_key"] == last[0]:
-                                tally.replays += 1
-                                if job_id != last[2] or data["replayed"] is not True:
-                                    tally.replay_mismatches.append(f"{last[0]}: {last[2]} then {job_id}")
-                            tally.acknowledged[job_id] = owner
-                            last = (arguments["idempotency_key"], arguments["text"], job_id)
-                            if arguments["text"] not in stored:
-                                stored.append(arguments["text"])
-                        elif probe not in [hit["text"] for hit in data["hits"]]:
-                            tally.recall_misses += 1
-    except Exception as exc:  # the session itself broke (connect, initialize, close)
-        tally.protocol_errors.append(f"session {index}: {type(exc).__name__}: {exc}"[:300])
-    else:
-        tally.sessions_done += 1
+                            pending = (
+                                "memwal_remember",
+                                {"text": text, "namespace": namespace, "idempotency_key": key},
+                            )
+                    tool, arguments = pending
+                    started = time.perf_counter()
+                    result = await _call(session, tool, arguments, args.call_timeout)
+                    elapsed = time.perf_counter() - started
+                    pending, tries = None, 0
+                    text_out = "\n".join(getattr(b, "text", "") for b in result.content)
+                    if LOCKED in text_out.lower() or LOCKED in json.dumps(result.structured_content or {}).lower():
+                        tally.locked_replies += 1
+                    if result.is_error:
+                        tally.tool_errors.append(f"{tool}: {text_out}"[:300])
+                        continue
+                    if result.structured_content is None:
+                        tally.protocol_errors.append(f"{tool}: no structured content")
+                        continue
+                    tally.latencies[tool].append(elapsed)
+                    data = result.structured_content
+                    if tool == "memwal_remember":
+                        job_id = data["job_id"]
+                        if last is not None and arguments["idempotency_key"] == last[0]:
+                            tally.replays += 1
+                            if job_id != last[2] or data["replayed"] is not True:
+                                tally.replay_mismatches.append(f"{last[0]}: {last[2]} then {job_id}")
+                        tally.acknowledged[job_id] = owner
+                        last = (arguments["idempotency_key"], arguments["text"], job_id)
+                        if arguments["text"] not in mine:
+                            mine.append(arguments["text"])
+                            stored.append(arguments["text"])
+                    elif arguments["query"] not in [hit["text"] for hit in data["hits"]]:
+                        tally.recall_misses += 1
+        except _ReplicaDied as died:
+            tries += 1
+            if tries > len(urls):  # every replica failed it: not a failover any more
+                tally.protocol_errors.append(str(died))
+                pending, tries = None, 0
+            else:
+                tally.failovers += 1
+            replica = (replica + 1) % len(urls)
+            await anyio.sleep(0.2)
+        except Exception as exc:  # connecting or closing the session itself broke
+            if len(urls) == 1:
+                tally.protocol_errors.append(f"session {index}: {type(exc).__name__}: {exc}"[:300])
+                return
+            tally.failovers += 1
+            replica = (replica + 1) % len(urls)
+            await anyio.sleep(0.2)
+        else:
+            break
+    tally.sessions_done += 1
+
+
+async def killer(replicas: list[Replica], every: float, deadline: float, rng: random.Random) -> None:
+    """SIGKILL a random replica every `every` seconds, and start it again on its port."""
+    while True:
+        await anyio.sleep(every)
+        if time.monotonic() >= deadline - 1:
+            return
+        victim = rng.choice(replicas)
+        print(f"SIGKILL {victim.name} (pid {victim.proc.pid if victim.proc else '?'})", file=sys.stderr)
+        await anyio.to_thread.run_sync(victim.kill)
+        await anyio.to_thread.run_sync(victim.start)
+
+
+async def soak(args: argparse.Namespace, replicas: list[Replica], tokens: list[tuple[str, str]]) -> tuple[Tally, float]:
+    tally = Tally()
+    started = time.monotonic()
+    deadline = started + args.seconds
+    urls = [replica.url for replica in replicas]
+    with anyio.fail_after(args.seconds + 4 * args.call_timeout + 60):
+        async with anyio.create_task_group() as group:
+            for index in range(args.sessions):
+                owner, token = tokens[index % len(tokens)]
+                namespace = f"ns-{(index // len(tokens)) % args.namespaces}"
+                group.start_soon(run_session, index, urls, token, owner, namespace, deadline, args, tally)
+            if len(replicas) > 1:
+                group.start_soon(killer, replicas, args.kill_every, deadline, random.Random(args.seed))
+    return tally, time.monotonic() - started
 
 
 # --- verification and report ------------------------------------------------------------------------
 
 
-def _connect(db_path: Path) -> sqlite3.Connection:
-    from memwal_mcp.store.sqlite.connection import connect  # the same SQLite (with sqlite-vec) the server uses
-
-    return connect(db_path)
-
-
-def wait_drained(db_path: Path, timeout: float) -> tuple[int, float]:
-    """Wait until no job is queued; returns (queued left, seconds waited)."""
+def wait_drained(env: dict[str, str], timeout: float) -> tuple[int, float]:
+    """Wait until no job is queued (`memwal-mcp stats`); returns (queued left, seconds waited)."""
     started = time.monotonic()
     queued = -1
     while time.monotonic() - started < timeout:
-        conn = _connect(db_path)
-        try:
-            queued = conn.execute("SELECT count(*) FROM remember_jobs WHERE status = 'queued'").fetchone()[0]
-        finally:
-            conn.close()
-        if queued == 0:
-            break
-        time.sleep(0.25)
+        done = memwal(env, "stats", "--json")
+        if done.returncode == 0:
+            queued = json.loads(done.stdout)["queue"].get("queued", 0)
+            if queued == 0:
+                break
+        time.sleep(1.0)
     return queued, time.monotonic() - started
 
 
-def lost_writes(db_path: Path, acknowledged: dict[str, str]) -> tuple[list[str], dict[str, int]]:
-    conn = _connect(db_path)
-    try:
-        rows = {row[0]: row[1:] for row in conn.execute("SELECT id, status, owner, memory_id FROM remember_jobs")}
-        statuses = dict(conn.execute("SELECT status, count(*) FROM remember_jobs GROUP BY status").fetchall())
-    finally:
-        conn.close()
-    lost = [
+@dataclass
+class Journal:
+    jobs: dict[str, tuple[str, str, str | None]]  # id -> (status, owner, memory id)
+    statuses: dict[str, int]
+    doubled: list[str]  # idempotency keys with two jobs; texts with two live memories in one namespace
+
+
+def read_journal(env: dict[str, str], folder: Path) -> Journal:
+    """Every job and memory, read back through `memwal-mcp export` (the same on either backend)."""
+    out = folder / "export.jsonl"
+    done = memwal(env, "export", "--all-owners", "--force", str(out))
+    if done.returncode != 0:
+        raise SystemExit(f"export failed: {done.stderr}")
+    jobs: dict[str, tuple[str, str, str | None]] = {}
+    statuses: Counter[str] = Counter()
+    keys: Counter[tuple[str, str]] = Counter()
+    live: Counter[tuple[str, str, str]] = Counter()
+    with out.open() as lines:
+        for line in lines:
+            row = json.loads(line)
+            if row["type"] == "job":
+                jobs[row["id"]] = (row["status"], row["owner"], row["memory_id"])
+                statuses[row["status"]] += 1
+                if row["idempotency_key"] is not None:
+                    keys[(row["owner"], row["idempotency_key"])] += 1
+            elif row["type"] == "memory" and row["status"] == "live":
+                live[(row["owner"], row["namespace"], row["body"])] += 1
+    doubled = [f"key {k}: {n} jobs" for k, n in keys.items() if n > 1]
+    doubled += [f"text {t[2][:60]!r}: {n} live memories" for t, n in live.items() if n > 1]
+    return Journal(jobs, dict(statuses), doubled)
+
+
+def lost_writes(journal: Journal, acknowledged: dict[str, str]) -> list[str]:
+    return [
         job_id
         for job_id, owner in acknowledged.items()
-        if job_id not in rows or rows[job_id][0] != "done" or rows[job_id][1] != owner or not rows[job_id][2]
+        if (row := journal.jobs.get(job_id)) is None or row[0] != "done" or row[1] != owner or not row[2]
     ]
-    return lost, statuses
+
+
+async def recall_answers(url: str, token: str, queries: list[tuple[str, str]], timeout: float) -> list[list[str]]:
+    async with AsyncExitStack() as stack:
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=timeout)
+        )
+        read, write = await stack.enter_async_context(streamable_http_client(url, http_client=http))
+        session = await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=timeout))
+        await session.initialize()
+        answers = []
+        for namespace, query in queries:
+            result = await session.call_tool("memwal_recall", {"query": query, "namespace": namespace, "limit": 5})
+            hits = (result.structured_content or {}).get("hits", [])
+            answers.append([f"{hit['id']}:{hit['score']:.6f}" for hit in hits] if not result.is_error else ["error"])
+        return answers
+
+
+async def replicas_disagree(
+    replicas: list[Replica], tokens: list[tuple[str, str]], tally: Tally, timeout: float, rng: random.Random
+) -> list[str]:
+    """Recalls that some replica answers differently from the first (after the queue drained)."""
+    disagreements = []
+    for owner, token in tokens:
+        queries = [
+            (namespace, text)
+            for (who, namespace), texts in sorted(tally.stored.items())
+            if who == owner
+            for text in rng.sample(texts, min(5, len(texts)))
+        ]
+        answers = [await recall_answers(r.url, token, queries, timeout) for r in replicas]
+        for n, query in enumerate(queries):
+            if any(other[n] != answers[0][n] for other in answers[1:]):
+                disagreements.append(f"{owner} {query[1][:50]!r}: {[a[n][:2] for a in answers]}")
+    return disagreements
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -312,9 +497,12 @@ def report(
     tally: Tally,
     elapsed: float,
     lost: list[str],
-    statuses: dict[str, int],
+    journal: Journal,
     drained: tuple[int, float],
     log_text: str,
+    check_clean: bool,
+    disagreements: list[str],
+    kills: int,
 ) -> dict[str, Any]:
     tools = {}
     for tool, values in tally.latencies.items():
@@ -331,6 +519,9 @@ def report(
         "protocol_errors": len(tally.protocol_errors),
         "tool_errors": len(tally.tool_errors),
         "lost_writes": len(lost),
+        "doubled_writes": len(journal.doubled),
+        "check_problems": 0 if check_clean else 1,
+        "replica_disagreements": len(disagreements),
         "locked_in_replies": tally.locked_replies,
         "locked_in_server_log": log_locked,
         "tracebacks_in_server_log": log_tracebacks,
@@ -342,6 +533,9 @@ def report(
         "seconds": args.seconds,
         "owners": args.owners,
         "namespaces_per_owner": args.namespaces,
+        "replicas": args.replicas,
+        "backend": "postgresql" if (args.db_url or args.pgserver) else "sqlite",
+        "replica_kills": kills,
         "server_env": args.server_env,
         "cpus": os.cpu_count(),
         "load_average_1m_at_end": round(os.getloadavg()[0], 2),
@@ -350,10 +544,11 @@ def report(
         "tools": tools,
         "acknowledged_jobs": len(tally.acknowledged),
         "idempotent_replays": tally.replays,
+        "failovers": tally.failovers,
         "recall_misses": tally.recall_misses,
         # Recalls whose read-your-writes wait ran out, so they scored queued jobs' text themselves.
         "recall_pending_fallbacks": log_text.count("are not curated yet"),
-        "jobs_by_status": statuses,
+        "jobs_by_status": journal.statuses,
         "drain_s": round(drained[1], 2),
         "checks": checks,
         "ok": all(value == 0 for value in checks.values()) and tally.sessions_done == args.sessions,
@@ -362,7 +557,9 @@ def report(
             "protocol_errors": tally.protocol_errors[:5],
             "tool_errors": tally.tool_errors[:5],
             "lost_writes": lost[:5],
+            "doubled_writes": journal.doubled[:5],
             "replay_mismatches": tally.replay_mismatches[:5],
+            "replica_disagreements": disagreements[:5],
         },
     }
 
@@ -371,6 +568,7 @@ def print_table(result: dict[str, Any]) -> None:
     print(
         f"soak: {result['sessions']} sessions x {result['seconds']:g} s "
         f"({result['owners']} owners, {result['namespaces_per_owner']} namespaces each), "
+        f"{result['replicas']} replica(s) on {result['backend']}, {result['replica_kills']} SIGKILLed, "
         f"{result['elapsed_s']} s elapsed"
     )
     print(f"{'tool':<18} {'calls':>7} {'calls/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
@@ -379,7 +577,8 @@ def print_table(result: dict[str, Any]) -> None:
         print(f"{tool:<18} {row['calls']:>7} {' '.join(cells)}")
     print(
         f"throughput: {result['throughput_calls_per_s']} calls/s; {result['acknowledged_jobs']} jobs acknowledged "
-        f"({result['idempotent_replays']} idempotent replays); curation drained {result['drain_s']} s after the end"
+        f"({result['idempotent_replays']} idempotent replays, {result['failovers']} failovers); "
+        f"curation drained {result['drain_s']} s after the end"
     )
     print(
         "checks: "
@@ -389,56 +588,65 @@ def print_table(result: dict[str, Any]) -> None:
     print("OK" if result["ok"] else "FAILED")
 
 
-async def soak(args: argparse.Namespace, url: str, tokens: list[tuple[str, str]]) -> tuple[Tally, float]:
-    tally = Tally()
-    started = time.monotonic()
-    deadline = started + args.seconds
-    with anyio.fail_after(args.seconds + 4 * args.call_timeout + 30):
-        async with anyio.create_task_group() as group:
-            for index in range(args.sessions):
-                owner, token = tokens[index % len(tokens)]
-                namespace = f"ns-{(index // len(tokens)) % args.namespaces}"
-                group.start_soon(run_session, index, url, token, owner, namespace, deadline, args, tally)
-    return tally, time.monotonic() - started
+def _database(args: argparse.Namespace, folder: Path) -> tuple[Path | None, str | None, Any]:
+    """(SQLite path, PostgreSQL URL, a pgserver to stop afterwards) for this run."""
+    if args.pgserver:
+        import pgserver
+
+        server = pgserver.get_server(folder / "pgdata", cleanup_mode="stop")
+        return None, server.get_uri(), server
+    if args.db_url:
+        return None, args.db_url, None
+    db_path = args.db or folder / "memwal.db"
+    if db_path.exists():
+        raise SystemExit(f"{db_path} exists; the soak wants a fresh database")
+    return db_path, None, None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="memwal-soak-") as folder_name:
         folder = Path(folder_name)
-        db_path = args.db or folder / "memwal.db"
-        if db_path.exists():
-            raise SystemExit(f"{db_path} exists; the soak wants a fresh database")
-        env = server_env(folder, db_path)
-        env.update(item.split("=", 1) for item in args.server_env)
-        tokens = [(f"soak-owner-{i}", make_token(env, f"soak-owner-{i}")) for i in range(args.owners)]
-        port = free_port()
-        log_path = folder / "server.log"
-        with log_path.open("wb") as log:
-            proc = subprocess.Popen(
-                [str(MEMWAL), "serve", "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],
-                env=env,
-                cwd=folder,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=log,
-            )
+        db_path, db_url, pg = _database(args, folder)
         try:
-            wait_for_port(port, proc, log_path)
-            print(f"server pid {proc.pid} on 127.0.0.1:{port}, database {db_path}", file=sys.stderr)
-            tally, elapsed = anyio.run(soak, args, f"http://127.0.0.1:{port}/mcp", tokens)
-            drained = wait_drained(db_path, args.drain_timeout)
+            result = _run(args, folder, server_env(folder, db_path, db_url))
         finally:
-            code = stop(proc)
-        lost, statuses = lost_writes(db_path, tally.acknowledged)
-        log_text = log_path.read_text(errors="replace")
-        result = report(args, tally, elapsed, lost, statuses, drained, log_text)
-        result["server_exit"] = code
+            if pg is not None:
+                pg.cleanup()
+                shutil.rmtree(folder / "pgdata", ignore_errors=True)
     print_table(result)
     print(json.dumps(result, indent=2))
     if args.json_out:
         args.json_out.write_text(json.dumps(result, indent=2) + "\n")
     return 0 if result["ok"] else 1
+
+
+def _run(args: argparse.Namespace, folder: Path, env: dict[str, str]) -> dict[str, Any]:
+    env.update(item.split("=", 1) for item in args.server_env)
+    tokens = [(f"soak-owner-{i}", make_token(env, f"soak-owner-{i}")) for i in range(args.owners)]
+    replicas = [Replica(env, folder, f"replica-{i}", stateless=args.replicas > 1) for i in range(args.replicas)]
+    try:
+        for replica in replicas:
+            replica.start()
+        where = env.get("MEMWAL_DB_URL") or env.get("MEMWAL_DB_PATH")
+        print(f"{len(replicas)} server(s) on ports {[r.port for r in replicas]}, database {where}", file=sys.stderr)
+        tally, elapsed = anyio.run(soak, args, replicas, tokens)
+        drained = wait_drained(env, args.drain_timeout)
+        disagreements = anyio.run(
+            replicas_disagree, replicas, tokens, tally, args.call_timeout, random.Random(args.seed + 1)
+        )
+    finally:
+        codes = [replica.stop() for replica in replicas]
+    journal = read_journal(env, folder)
+    lost = lost_writes(journal, tally.acknowledged)
+    check = memwal(env, "check")
+    if check.returncode != 0:
+        print(f"memwal-mcp check:\n{check.stdout}{check.stderr}", file=sys.stderr)
+    log_text = "".join(replica.log.read_text(errors="replace") for replica in replicas)
+    kills = sum(replica.kills for replica in replicas)
+    result = report(args, tally, elapsed, lost, journal, drained, log_text, check.returncode == 0, disagreements, kills)
+    result["server_exits"] = codes
+    return result
 
 
 if __name__ == "__main__":
