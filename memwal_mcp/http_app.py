@@ -45,7 +45,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .config import Settings
-from .ratelimit import RateLimiter
+from .ratelimit import Grant, SharedRateLimiter
 from .stdio_replies import Reply, encode, for_sdk, is_text, parse_line, unencodable_reply
 from .tokens import TokenRegistry
 
@@ -230,6 +230,10 @@ async def _answer_health(
     await response(scope, receive, send)
 
 
+async def _no_shared_buckets(key: str, want: int, rate: float, burst: float, now: float) -> None:
+    return None  # without a store that keeps buckets, limits are this process's
+
+
 class HttpGate:
     """ASGI middleware around the SDK's sse or streamable-HTTP app (see the module docstring)."""
 
@@ -241,12 +245,15 @@ class HttpGate:
         registry: TokenRegistry,
         settings: Settings,
         health: Callable[[float], Awaitable[None]] | None = None,
+        grant: Grant | None = None,
     ) -> None:
         self._app = app
         self._health = health
         self._sse = transport == "sse"
         self._registry = registry
-        self._limiter = RateLimiter(settings.auth.rate_per_minute, settings.auth.burst)
+        self._limiter = SharedRateLimiter(
+            grant or _no_shared_buckets, settings.auth.rate_per_minute, settings.auth.burst
+        )
         self._limits = f"{settings.auth.rate_per_minute} per minute, {settings.auth.burst} at once"
         self._sessions = SessionBook(settings.auth.max_sessions_per_token)
         self._idle_s = settings.server.session_idle_s
@@ -272,7 +279,7 @@ class HttpGate:
             scope["user"] = user  # the SDK binds each session to the credential that opened it
             caller = user.access_token.token
             if scope["method"] != "DELETE":
-                wait = self._limiter.take(caller)
+                wait = await self._limiter.take(caller)
         sse_message = self._sse and scope["method"] == "POST"
         if wait > 0 and not sse_message:
             await self._rate_limited(wait)(scope, receive, send)
@@ -552,6 +559,7 @@ async def serve_http(
     registry: TokenRegistry,
     dashboard: ASGIApp | None = None,
     health: Callable[[float], Awaitable[None]] | None = None,
+    grant: Grant | None = None,
 ) -> None:
     """Serve `server` over sse or streamable HTTP behind the gate, until the process is stopped; with
     `dashboard`, that app at /ui beside it (it authenticates its own requests); with `health`, /healthz."""
@@ -574,7 +582,9 @@ async def serve_http(
         )
     if dashboard is not None:
         app.router.routes.insert(0, Mount(DASHBOARD_PATH, app=dashboard))
-    gate = HttpGate(app, transport=settings.server.transport, registry=registry, settings=settings, health=health)
+    gate = HttpGate(
+        app, transport=settings.server.transport, registry=registry, settings=settings, health=health, grant=grant
+    )
     config = uvicorn.Config(gate, host=host, port=port, log_level=server.settings.log_level.lower())
     access = logging.getLogger("uvicorn.access")
     if not any(isinstance(f, QueryStringRedactor) for f in access.filters):

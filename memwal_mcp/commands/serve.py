@@ -95,7 +95,14 @@ async def serve(settings: Settings) -> None:
         from ..dashboard import build_dashboard
 
         dashboard = build_dashboard(service, registry, owner=settings.owner, any_host=settings.server.insecure_no_auth)
-        await serve_http(build_server(service, settings.owner), settings, registry, dashboard, service.healthy)
+        await serve_http(
+            build_server(service, settings.owner),
+            settings,
+            registry,
+            dashboard,
+            health=service.healthy,
+            grant=service.store.rate_grant,  # one limit per token across the replicas of a shared store
+        )
 
 
 def _is_loopback(host: str) -> bool:

@@ -411,6 +411,13 @@ class Store(Protocol):
     async def write(self, fn: Callable[Concatenate[StoreWriter, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         """Run `fn(writer, *args, **kwargs)` off the event loop on the writer."""
 
+    async def rate_grant(
+        self, key: str, want: int, rate_per_s: float, burst: float, now: float
+    ) -> tuple[int, float] | None:
+        """Take up to `want` calls from `key`'s token bucket kept in the store: (granted, 0), or
+        (0, seconds to wait). None from a store that one machine's servers use alone (SQLite),
+        whose limits stay in each process; a store several replicas share keeps them here."""
+
     async def ping(self, timeout_s: float) -> None:
         """Raise StoreUnavailable unless the store answers a trivial read within `timeout_s`: a health
         check must say "down" promptly, where `read` may wait out a pool's longer patience."""

@@ -26,7 +26,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ...errors import InvalidInput, StoreUnavailable
 from ..contract import StoreReader, StoreWriter
 from ..records import BackupResult
-from . import erasure
+from . import erasure, rates
 from .connection import connect, pool, redacted
 from .migrations import apply_migrations
 from .views import PostgresReader, PostgresWriter
@@ -114,6 +114,17 @@ class PostgresStore:
                     return fn(PostgresReader(conn, searches), *args, **kwargs)
                 finally:
                     _end(conn)
+
+        return await anyio.to_thread.run_sync(run)
+
+    async def rate_grant(
+        self, key: str, want: int, rate_per_s: float, burst: float, now: float
+    ) -> tuple[int, float] | None:
+        units, _ = self._pools()
+
+        def run() -> tuple[int, float]:
+            with units.connection() as conn:
+                return rates.grant(conn, key, want, rate_per_s, burst, now)
 
         return await anyio.to_thread.run_sync(run)
 

@@ -56,6 +56,11 @@ class SQLiteStore:
 
         return await self.db.write(run)
 
+    async def rate_grant(
+        self, key: str, want: int, rate_per_s: float, burst: float, now: float
+    ) -> tuple[int, float] | None:
+        return None  # one machine's file: each server process keeps its own limits (ratelimit.RateLimiter)
+
     async def ping(self, timeout_s: float) -> None:
         # A file on this machine: its reader answers or the process has bigger trouble; bounded anyway.
         with anyio.fail_after(timeout_s):
