@@ -31,6 +31,7 @@ from .recall.lexical import searchable
 from .recall.search import SearchParams, search
 from .recall.unindexed_vectors import UnindexedVectors
 from .records import (
+    SUPERSEDED,
     AnalyzeOutcome,
     ForgetOutcome,
     History,
@@ -430,7 +431,10 @@ class MemoryService:
 
         Erase a memory's content everywhere (body, revisions, source jobs, queued repeats of its
         text, the write-ahead log's older copies); keep a tombstone. A memory merged into another
-        is refused unless `retired_too` (its text lives on in the merged body).
+        is refused unless `retired_too` (its text lives on in the merged body). The memories the
+        erased ones had superseded are live again, as an undo of the supersede brings them back
+        (`restored`; one past its expiry stays superseded, for purge): superseded by a memory that
+        is gone, they would be in no recall.
 
         When a reader's snapshot keeps the log from being emptied in time, the outcome says so
         (`wal_cleared`) and the database keeps retrying on a timer until the log is empty."""
@@ -442,8 +446,13 @@ class MemoryService:
             log.info("%s was already forgotten", mid)
         else:
             log.info("forgot %s (%d memories, %d jobs erased)", mid, len(done.memory_ids), done.jobs)
+        if done.restored:
+            log.info("%s live again: %s had superseded them", ", ".join(done.restored), mid)
+            self.worker.wake()  # brought back without a vector, as by an undo
         memory = done.memory_ids[0] if done.memory_ids else mid
-        return ForgetOutcome(memory, done.memory_ids, done.jobs, done.wal_cleared, done.already, done.via_job)
+        return ForgetOutcome(
+            memory, done.memory_ids, done.jobs, done.wal_cleared, done.already, done.via_job, done.restored
+        )
 
     async def undo(self, owner: str, memory_id: object) -> UndoOutcome:
         mid = validation.memory_id(memory_id)
@@ -457,7 +466,8 @@ class MemoryService:
         return await self._store.read(lambda reader: reader.expired_memories(owner, now, _PURGE_BATCH))
 
     async def purge_expired(self, owner: str) -> list[ForgetOutcome]:
-        """Forget every expired memory of the owner, as forget does (text gone, tombstones kept)."""
+        """Forget every expired memory of the owner, as forget does (text gone, tombstones kept;
+        what an erased one superseded and is not expired is live again)."""
         done: list[ForgetOutcome] = []
         while ids := await self.expired(owner):
             for memory_id in ids:
@@ -565,6 +575,11 @@ def _history(reader: StoreReader, owner: str, memory_id: str) -> History:
     if found is None:
         raise NotFound(f"no memory with id {memory_id!r}")
     row, status, into = found
+    replacement = reader.memory_by_id(owner, row.superseded_by) if row.superseded_by is not None else None
+    undo_restores = False
+    if status == "superseded" and replacement is not None and replacement[1] == "live":
+        last = reader.revisions(replacement[0].pk)[:1]  # undo undoes only the last change
+        undo_restores = bool(last) and last[0].decision == SUPERSEDED and row.id in last[0].merged_ids
     merged_from = reader.retired_into(owner, memory_id)
     revisions = reader.revisions(row.pk)
     jobs = reader.jobs_for_memories(owner, [memory_id, *merged_from])
@@ -586,6 +601,8 @@ def _history(reader: StoreReader, owner: str, memory_id: str) -> History:
         # A forgotten memory is a tombstone: its repeats went with its text (an import of the
         # tombstone cannot know them either).
         row.occurrences if status != "forgotten" else 0,
+        replacement[1] if replacement is not None else None,
+        undo_restores,
     )
 
 

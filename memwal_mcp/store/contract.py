@@ -371,8 +371,10 @@ class StoreWriter(StoreReader, Protocol):
     def mark_unembeddable(self, pks: Sequence[int]) -> None: ...
 
     def forget_memory(self, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten:
-        """A superseded memory is forgotten on its own (its text is in no other body); forgetting
-        the memory that superseded others leaves them superseded."""
+        """A superseded memory is forgotten on its own (its text is in no other body). Erasing a
+        memory that superseded others (it, or one merged into it) brings them back live as undoing
+        the supersede does, except one past its expiry, which stays superseded for purge
+        (`Forgotten.restored` names those brought back)."""
 
     def undo_last_change(self, owner: str, memory_id: str) -> tuple[str, list[str]]:
         """Undoing a supersede (the revision `superseded`) brings the memories it replaced back

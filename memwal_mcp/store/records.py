@@ -137,6 +137,8 @@ class Forgotten:
     wal_cleared: bool = True  # False: a reader kept the write-ahead log from being emptied
     already: bool = False  # it was forgotten before: nothing was erased this time
     via_job: str | None = None  # the job id asked for, when the fact was named by its remember job
+    # Memories the erased ones had superseded, live again (as an undo of the supersede brings them).
+    restored: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from psycopg import Connection
 
 from ...errors import InvalidInput, NotFound
 from ...normalize import norm_key, normalize_text
+from ...records import SUPERSEDED, UNSUPERSEDED
 from ..records import Forgotten
 from . import memories, revisions, vectors
 
@@ -139,7 +140,19 @@ def _erase(conn: Connection, owner: str, memory_id: str, retired_too: bool) -> F
             " jobs = EXCLUDED.jobs, forgotten_at = EXCLUDED.forgotten_at",
             (mid, owner, namespace, jobs if mid == memory_id else 0, now),
         )
-    return Forgotten((memory_id, *(mid for mid in ids if mid != memory_id)), jobs)
+    restored = _unsupersede_replaced_by(conn, owner, ids, now)
+    return Forgotten((memory_id, *(mid for mid in ids if mid != memory_id)), jobs, restored=restored)
+
+
+def _unsupersede_replaced_by(conn: Connection, owner: str, ids: Sequence[str], now: float) -> tuple[str, ...]:
+    """The memories these (being erased) superseded, live again as undoing the supersede brings
+    them back, unless past their expiry (see the SQLite backend's lifecycle)."""
+    rows = conn.execute(
+        "SELECT id, superseded_by FROM memories WHERE owner = %s AND status = 'retired' AND superseded_by = ANY(%s)"
+        " AND (expires_at IS NULL OR expires_at > %s) ORDER BY pk",
+        (owner, list(ids), now),
+    ).fetchall()
+    return tuple(old for old, by_id in rows if revisions.unsupersede(conn, owner, old, by_id))
 
 
 def _scrub_merges_undone(conn: Connection, owner: str, ids: Sequence[str], pks: Sequence[int]) -> None:
@@ -209,11 +222,11 @@ def undo_last_change(conn: Connection, owner: str, memory_id: str, lock: str) ->
         now = time.time()
         listed = list(undoable.merged_ids)
         restored: list[str] = []
-        if undoable.decision == revisions.SUPERSEDED:  # the body stayed; what it replaced comes back
+        if undoable.decision == SUPERSEDED:  # the body stayed; what it replaced comes back
             restored = [i for i in listed if revisions.unsupersede(conn, owner, i, memory_id)]
-            revisions.note(conn, owner, memory_id, revisions.UNSUPERSEDED, undoable.job_id, restored, now)
+            revisions.note(conn, owner, memory_id, UNSUPERSEDED, undoable.job_id, restored, now)
             return undoable.body, restored
-        if undoable.decision == revisions.UNSUPERSEDED:  # redo: replaced again
+        if undoable.decision == UNSUPERSEDED:  # redo: replaced again
             revisions.supersede(conn, owner, listed, memory_id, undoable.job_id, now)
             return undoable.body, []
         if undoable.decision == "undone":

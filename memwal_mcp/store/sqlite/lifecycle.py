@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from ...errors import InvalidInput, NotFound
 from ...normalize import norm_key, normalize_text
+from ...records import SUPERSEDED, UNSUPERSEDED
 from ..records import Forgotten
 from . import fts, memories, revisions, vectors
 from .connection import BUSY_TIMEOUT_MS, truncate_wal
@@ -184,7 +185,22 @@ def _erase(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bo
             "INSERT OR REPLACE INTO forgotten (memory_id, owner, namespace, jobs, forgotten_at) VALUES (?, ?, ?, ?, ?)",
             [(mid, owner, namespace, jobs if mid == memory_id else 0, now) for mid in ids],
         )
-    return Forgotten((memory_id, *(mid for mid in ids if mid != memory_id)), jobs)  # the one asked for first
+        restored = _unsupersede_replaced_by(conn, owner, ids, now)
+    # The one asked for first.
+    return Forgotten((memory_id, *(mid for mid in ids if mid != memory_id)), jobs, restored=restored)
+
+
+def _unsupersede_replaced_by(conn: sqlite3.Connection, owner: str, ids: Sequence[str], now: float) -> tuple[str, ...]:
+    """The memories these (being erased) superseded, live again as undoing the supersede brings
+    them back: superseded by a memory that is gone, they would be in no recall, and the undo
+    their history offers refused. One past its expiry stays as it is (recall would not show it
+    live either; purge --expired erases it, expired_memories names it); a forgotten one too."""
+    rows = conn.execute(
+        f"SELECT id, superseded_by FROM memories WHERE owner = ? AND status = 'retired'"
+        f" AND superseded_by IN ({','.join('?' * len(ids))}) AND (expires_at IS NULL OR expires_at > ?) ORDER BY rowid",
+        (owner, *ids, now),
+    ).fetchall()
+    return tuple(old for old, by_id in rows if revisions.unsupersede(conn, owner, old, by_id))
 
 
 def _scrub_merges_undone(conn: sqlite3.Connection, owner: str, ids: Sequence[str], rowids: Sequence[int]) -> None:
@@ -288,11 +304,11 @@ def undo_last_change(conn: sqlite3.Connection, owner: str, memory_id: str) -> tu
         now = time.time()
         listed = list(undoable.merged_ids)
         restored: list[str] = []
-        if undoable.decision == revisions.SUPERSEDED:  # the body stayed; what it replaced comes back
+        if undoable.decision == SUPERSEDED:  # the body stayed; what it replaced comes back
             restored = [i for i in listed if revisions.unsupersede(conn, owner, i, memory_id)]
-            revisions.note(conn, owner, memory_id, revisions.UNSUPERSEDED, undoable.job_id, restored, now)
+            revisions.note(conn, owner, memory_id, UNSUPERSEDED, undoable.job_id, restored, now)
             return undoable.body, restored
-        if undoable.decision == revisions.UNSUPERSEDED:  # redo: replaced again
+        if undoable.decision == UNSUPERSEDED:  # redo: replaced again
             revisions.supersede(conn, owner, listed, memory_id, undoable.job_id, now)
             return undoable.body, []
         if undoable.decision == "undone":
