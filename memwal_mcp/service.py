@@ -44,7 +44,7 @@ from .records import (
     UndoOutcome,
 )
 from .store import Store, StoreReader, open_store
-from .store.records import JobRequest, KeyReused
+from .store.records import JobRequest, KeyReused, StoredCopy
 
 log = logging.getLogger(__name__)
 
@@ -65,9 +65,12 @@ _PURGE_BATCH = 500
 
 
 @dataclass(frozen=True, slots=True)
-class ForgetMatch:
+class ForgetTarget:
+    """A stored copy `forget --query` erases (a memory -- live, expired or superseded -- or a
+    queued job), and the recall hit that named its text."""
+
+    copy: StoredCopy
     hit: Hit
-    ids: tuple[str, ...]  # the hit and every stored copy of its text: what forgetting it erases
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,25 +385,28 @@ class MemoryService:
             if scope in ("*", lane.namespace)
         ]
 
-    async def forget_matches(self, owner: str, query: object, limit: object, namespace: object) -> list[ForgetMatch]:
+    async def forget_matches(self, owner: str, query: object, limit: object, namespace: object) -> list[ForgetTarget]:
         """What `forget --query` erases: of a recall's hits, only those the query really names --
         sharing a content word with it, or close in meaning (cosine >= FORGET_MIN_COSINE); recall's
         own floor lets weakly related facts back-fill a reply, tolerable for reading but not for
-        erasing. Each with every copy the hit stands for (live memories and queued jobs of the same
-        normalized text in the searched namespaces), or the fact comes straight back."""
-        result = await self.recall(owner, query, limit, namespace)
+        erasing. Expired and superseded memories are searched too: they still hold the text. Each
+        hit with every copy it stands for (memories and queued jobs of the same normalized text in
+        the searched namespaces), or the fact comes straight back. In the order to erase them
+        (see _erase_order)."""
+        result = await self.recall(owner, query, limit, namespace, include_expired=True, include_superseded=True)
         named = [
             hit for hit in result.hits if hit.matched or (hit.cosine is not None and hit.cosine >= FORGET_MIN_COSINE)
         ]
         lanes = await self._lanes(owner, result.namespace)
         keys = [hit.key or norm_key(hit.text) for hit in named]
         copies = await self._store.read(lambda reader: reader.copies_of(owner, lanes, keys))
-        matches: list[ForgetMatch] = []
+        targets: list[ForgetTarget] = []
         for hit in named:
             key = hit.key or norm_key(hit.text)
-            ids = [hit.id, *(cid for cid, ckey, _ in copies if ckey == key and cid != hit.id)]
-            matches.append(ForgetMatch(hit, tuple(ids)))
-        return matches
+            own = StoredCopy(hit.id, key, hit.text, hit.expires_at, hit.superseded_by)
+            found = {c.id: c for c in copies if c.key == key}
+            targets += [ForgetTarget(c, hit) for c in (found.pop(hit.id, own), *found.values())]
+        return _erase_order(targets)
 
     async def _drain(self, lanes: list[int]) -> bool:
         """Read-your-writes: wait briefly for the jobs queued in these lanes before this recall
@@ -568,6 +574,22 @@ class MemoryService:
             )
 
         return await self._store.read(read)
+
+
+def _erase_order(targets: list[ForgetTarget]) -> list[ForgetTarget]:
+    """A superseded memory before the memory that replaced it, when both are to be erased:
+    erased after it, the erasure of its replacement would first bring it back live (and say so).
+    Otherwise in the order given."""
+    replaced_by = {t.copy.id: t.copy.superseded_by for t in targets}
+
+    def replacements(memory_id: str) -> int:  # how many of the targets replaced it, one after another
+        count, seen = 0, {memory_id}
+        while (by := replaced_by.get(memory_id)) is not None and by in replaced_by and by not in seen:
+            count, memory_id = count + 1, by
+            seen.add(by)
+        return count
+
+    return sorted(targets, key=lambda t: -replacements(t.copy.id))
 
 
 def _history(reader: StoreReader, owner: str, memory_id: str) -> History:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from memwal_mcp.errors import IdempotencyKeyReused, InvalidInput, NotFound
@@ -153,6 +155,35 @@ async def test_a_superseded_fact_left_behind_offers_no_undo_that_would_be_refuse
     shown = history_text(HistoryOut.of(after))
     assert "undo" not in shown and f"superseded by {new.memory_id}, forgotten since" in shown
     assert [outcome.memory_id for outcome in await service.purge_expired("local")] == [expired.memory_id]
+
+
+async def test_forget_by_query_reaches_superseded_and_expired_copies(service: MemoryService):
+    old = (await service.remember("local", "The Zyxwvut lab door code is 4417", wait_ms=10000)).job
+    new = (
+        await service.remember("local", "The Zyxwvut lab door code is 5521", supersedes=[old.memory_id], wait_ms=10000)
+    ).job
+    expired = (
+        await service.remember("local", "The Zyxwvut lab spare door code was 9090", expires_at=PAST, wait_ms=10000)
+    ).job
+    other = (await service.remember("local", "The office plant needs water on Mondays", wait_ms=10000)).job
+    targets = await service.forget_matches("local", "Zyxwvut lab door code", 10, "default")
+    marks = {t.copy.id: (t.copy.superseded_by, t.copy.expired(time.time())) for t in targets}
+    assert marks == {
+        old.memory_id: (new.memory_id, False),
+        new.memory_id: (None, False),
+        expired.memory_id: (None, True),
+    }
+    order = [t.copy.id for t in targets]
+    assert order.index(old.memory_id) < order.index(new.memory_id)  # erased first: not brought back by the other
+    outcomes = [await service.forget("local", t.copy.id) for t in targets]
+    assert all(outcome.restored == () for outcome in outcomes)
+    left = await service.recall(
+        "local", "Zyxwvut lab door code", limit=10, include_expired=True, include_superseded=True
+    )
+    assert all("Zyxwvut" not in hit.text for hit in left.hits)
+    assert [m.id for m in (await service.list("local", include_expired=True, include_superseded=True)).items] == [
+        other.memory_id
+    ]
 
 
 async def test_supersede_refuses_unknown_foreign_and_gone_ids_and_stores_nothing(service: MemoryService):

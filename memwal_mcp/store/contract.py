@@ -49,6 +49,7 @@ from .records import (
     RevisionRow,
     Scored,
     StoreCounts,
+    StoredCopy,
     TokenRow,
     TombstoneRow,
 )
@@ -156,8 +157,10 @@ class StoreReader(Protocol):
         none is. What puts a memory dated outside a window into it: a copy with the same text
         elsewhere does not."""
 
-    def copies_of(self, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[tuple[str, str, str]]:
-        """(id, norm key, text) of every stored copy of these texts: what forgetting one erases."""
+    def copies_of(self, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[StoredCopy]:
+        """Every stored copy of these texts in the lanes, oldest first, then the queued jobs: the
+        owner's memories holding one -- live, expired or superseded (not one merged into another:
+        forgetting that one erases it) -- and queued jobs filing one. What forgetting it erases."""
 
     def revisions(self, pk: int) -> list[Revision]:
         """Previous bodies of a memory, newest first."""

@@ -142,6 +142,21 @@ class Forgotten:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredCopy:
+    """A stored copy of a text (StoreReader.copies_of): a memory -- live, expired or superseded --
+    or a queued remember job. `expires_at` and `superseded_by` say why recall may not show it."""
+
+    id: str
+    key: str  # norm_key() of the text
+    text: str
+    expires_at: float | None = None
+    superseded_by: str | None = None
+
+    def expired(self, now: float) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+
+@dataclass(frozen=True, slots=True)
 class ReindexState:
     model_id: str
     dim: int

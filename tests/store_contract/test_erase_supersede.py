@@ -1,7 +1,8 @@
 """Erasing a memory that superseded others (forget, and purge --expired, which forgets) gives
 them back live as undoing the supersede would: left superseded by a memory that is gone, they
 would be in no recall, with an undo that is refused. One past its expiry, or erased itself,
-stays as it is."""
+stays as it is. And every stored copy of a text -- superseded and expired ones too -- is what a
+forget of that text must reach."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from memwal_mcp.errors import InvalidInput
 from memwal_mcp.normalize import norm_key
 from memwal_mcp.store import Store, StoreReader, StoreWriter
+from memwal_mcp.store.records import JobRequest, StoredCopy
 
 from .helpers import T0, Stored, everything, prepare_vectors, remember, unit_vectors
 
@@ -148,3 +150,30 @@ async def test_a_memory_erased_along_gives_back_what_it_replaced_too(store: Stor
     assert await store.read(_status, first.id) == ("live", None)
     assert await store.read(_status, third.id) == ("live", None)
     assert await store.read(lambda r: r.superseded_by("alice", third.id)) == []
+
+
+async def test_copies_of_names_superseded_and_expired_copies_with_their_state(store: Store) -> None:
+    """What forget --query erases for a hit: every stored copy of its text, whatever recall
+    would show by default. A copy merged into another memory is not one: its text lives on in
+    that memory's body, and forgetting that memory erases it."""
+    text = "The garage door code is 4417"
+
+    def build(w: StoreWriter) -> tuple[Stored, Stored, Stored, Stored, str]:
+        live = remember(w, "alice", "default", text)
+        expired = remember(w, "alice", "default", text + "  ", at=T0 + 1, expires_at=T0 - 5)
+        superseded = remember(w, "alice", "default", text.upper(), at=T0 + 2)
+        new = remember(w, "alice", "default", "The garage has a keypad", at=T0 + 3, supersedes=[superseded.id])
+        folded = remember(w, "alice", "default", text, at=T0 + 4)
+        with w.transaction():
+            w.retire(folded.pk, new.id, T0 + 4)
+        ((queued, _),) = w.insert_jobs("alice", [JobRequest("default", text, expires_at=T0 + 999)], T0 + 5)
+        return live, expired, superseded, new, queued.id
+
+    live, expired, superseded, new, queued = await store.write(build)
+    copies = await store.read(lambda r: r.copies_of("alice", [live.lane], [norm_key(text)]))
+    assert copies == [
+        StoredCopy(live.id, norm_key(text), text),
+        StoredCopy(expired.id, norm_key(text), text + "  ", expires_at=T0 - 5),
+        StoredCopy(superseded.id, norm_key(text), text.upper(), superseded_by=new.id),
+        StoredCopy(queued, norm_key(text), text, expires_at=T0 + 999),
+    ]

@@ -21,7 +21,7 @@ from psycopg import Connection
 from ...errors import InvalidInput, NotFound
 from ...normalize import norm_key, normalize_text
 from ...records import SUPERSEDED, UNSUPERSEDED
-from ..records import Forgotten
+from ..records import Forgotten, StoredCopy
 from . import memories, revisions, vectors
 
 
@@ -58,27 +58,29 @@ def _queued_repeats(conn: Connection, owner: str, ids: list[str], pks: list[int]
     return [int(seq) for seq, lane, text in queued if (lane, normalize_text(text)) in erased]
 
 
-def copies_of(conn: Connection, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[tuple[str, str, str]]:
-    """(id, key, text) of every live memory and queued job of the owner in the lanes whose
-    normalized text has one of the norm_key()s."""
+def copies_of(conn: Connection, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[StoredCopy]:
+    """Every memory of the owner in the lanes with one of these normalized texts -- live, expired
+    or superseded -- and every such queued job (see the SQLite backend's lifecycle.copies_of)."""
     wanted = set(keys)
     if not wanted or not lanes:
         return []
     found = [
-        (mid, key, body)
-        for mid, key, body in conn.execute(
-            "SELECT id, norm_key, body FROM memories WHERE owner = %s AND status = 'live' AND lane_id = ANY(%s)"
+        StoredCopy(*row)
+        for row in conn.execute(
+            "SELECT id, norm_key, body, expires_at, superseded_by FROM memories WHERE owner = %s"
+            " AND (status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL)) AND lane_id = ANY(%s)"
             " AND norm_key = ANY(%s) ORDER BY created_at, id",
             (owner, list(lanes), sorted(wanted)),
         )
     ]
-    for job_id, text in conn.execute(
-        "SELECT id, text FROM remember_jobs WHERE owner = %s AND status = 'queued' AND lane_id = ANY(%s) ORDER BY seq",
+    for job_id, text, expires_at in conn.execute(
+        "SELECT id, text, expires_at FROM remember_jobs WHERE owner = %s AND status = 'queued' AND lane_id = ANY(%s)"
+        " ORDER BY seq",
         (owner, list(lanes)),
     ):
         key = norm_key(text)
         if key in wanted:
-            found.append((job_id, key, text))
+            found.append(StoredCopy(job_id, key, text, expires_at))
     return found
 
 

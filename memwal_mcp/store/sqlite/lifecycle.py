@@ -20,7 +20,7 @@ from dataclasses import replace
 from ...errors import InvalidInput, NotFound
 from ...normalize import norm_key, normalize_text
 from ...records import SUPERSEDED, UNSUPERSEDED
-from ..records import Forgotten
+from ..records import Forgotten, StoredCopy
 from . import fts, memories, revisions, vectors
 from .connection import BUSY_TIMEOUT_MS, truncate_wal
 from .database import transaction
@@ -71,32 +71,33 @@ def _queued_repeats(conn: sqlite3.Connection, owner: str, ids: list[str], rowids
     return [seq for seq, lane, text in queued if (lane, normalize_text(text)) in erased]
 
 
-def copies_of(
-    conn: sqlite3.Connection, owner: str, lanes: Sequence[int], keys: Sequence[str]
-) -> list[tuple[str, str, str]]:
-    """(id, key, text) of every live memory and queued job of the owner in the lanes whose
-    normalized text has one of the norm_key()s: what recall collapsed into one hit, so what
-    a forget of that hit must erase, or the fact comes straight back."""
+def copies_of(conn: sqlite3.Connection, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[StoredCopy]:
+    """Every memory of the owner in the lanes whose normalized text has one of the norm_key()s --
+    live, expired or superseded: each still holds the text -- and every queued job: what recall
+    collapsed into one hit, so what a forget of that hit must erase, or the fact comes straight
+    back. A memory merged into another is not a copy: its text lives on in that body, and
+    forgetting that memory erases it."""
     wanted = set(keys)
     if not wanted or not lanes:
         return []
     lane_marks = ",".join("?" * len(lanes))
     found = [
-        (mid, key, body)
-        for mid, key, body in conn.execute(
-            f"SELECT id, norm_key, body FROM memories WHERE owner = ? AND status = 'live' AND lane_id IN ({lane_marks})"
+        StoredCopy(*row)
+        for row in conn.execute(
+            f"SELECT id, norm_key, body, expires_at, superseded_by FROM memories WHERE owner = ?"
+            f" AND (status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL)) AND lane_id IN ({lane_marks})"
             f" AND norm_key IN ({','.join('?' * len(wanted))}) ORDER BY created_at, id",
             (owner, *lanes, *wanted),
         )
     ]
-    for job_id, text in conn.execute(
-        f"SELECT id, text FROM remember_jobs WHERE owner = ? AND status = 'queued' AND lane_id IN ({lane_marks})"
-        " ORDER BY seq",
+    for job_id, text, expires_at in conn.execute(
+        f"SELECT id, text, expires_at FROM remember_jobs WHERE owner = ? AND status = 'queued'"
+        f" AND lane_id IN ({lane_marks}) ORDER BY seq",
         (owner, *lanes),
     ):
         key = norm_key(text)
         if key in wanted:
-            found.append((job_id, key, text))
+            found.append(StoredCopy(job_id, key, text, expires_at))
     return found
 
 
