@@ -35,6 +35,11 @@ class Job:
 # curated into a memory, and names no memory.
 ANALYZED = "analyzed"
 
+# The revision decision of a memory that superseded others (its body unchanged; merged_ids
+# names them), and of an undo that brought them back: undoing one does the other again.
+SUPERSEDED = "superseded"
+UNSUPERSEDED = "unsuperseded"
+
 
 @dataclass(frozen=True, slots=True)
 class RememberOutcome:
@@ -142,6 +147,12 @@ class History:
     supersedes: list[str] = field(default_factory=list)  # memories this one replaced (still superseded)
     occurred_at: float | None = None  # when the fact happened, if the remember said so
     occurrences: int = 0  # exact repeats recorded on it
+    # Status of the memory that replaced it (live, retired, superseded, forgotten): one that is
+    # forgotten left it superseded only because it is past its expiry (purge erases it).
+    superseded_by_status: str | None = None
+    # True when `memwal-mcp undo <superseded_by>` brings this memory back: the memory that
+    # replaced it is live and that supersede is its last change.
+    undo_restores: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +189,9 @@ class ForgetOutcome:
     # Set when the fact was named by its remember job (a queued hit's id): erased_memories is
     # empty if the job was still queued, else the memory it became.
     job_id: str | None = None
+    # Memories the erased ones had superseded, live again (recall finds them; forget them too if
+    # they should go as well).
+    restored: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

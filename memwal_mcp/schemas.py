@@ -245,6 +245,13 @@ class HistoryOut(BaseModel):
     expires_at: str | None = None
     superseded_by: str | None = Field(None, description="The memory that replaced this one")
     supersedes: list[str] = Field([], description="Memories this one replaced (undo brings them back)")
+    superseded_by_status: str | None = Field(
+        None, description="Status of the memory that replaced this one (forgotten: it stays only until purged)"
+    )
+    undo_restores: bool = Field(
+        False,
+        description="True: memwal-mcp undo <superseded_by> brings this memory back (that supersede is its last change)",
+    )
 
     @classmethod
     def of(cls, history: History) -> HistoryOut:
@@ -273,6 +280,8 @@ class HistoryOut(BaseModel):
             expires_at=_opt_iso(history.expires_at),
             superseded_by=history.superseded_by,
             supersedes=history.supersedes,
+            superseded_by_status=history.superseded_by_status,
+            undo_restores=history.undo_restores,
         )
 
 
@@ -281,7 +290,14 @@ def history_text(out: HistoryOut) -> str:
     if out.retired_into:
         lines.append(f"folded into {out.retired_into}")
     if out.superseded_by:
-        lines.append(f"superseded by {out.superseded_by} (memwal-mcp undo {out.superseded_by} brings it back)")
+        # Offer the undo only where it works: not when the replacement is gone or changed since.
+        if out.undo_restores:
+            how = f" (memwal-mcp undo {out.superseded_by} brings it back)"
+        elif out.superseded_by_status not in (None, "live"):
+            how = f", {out.superseded_by_status} since"
+        else:
+            how = ""
+        lines.append(f"superseded by {out.superseded_by}{how}")
     if out.supersedes:
         lines.append(f"supersedes {', '.join(out.supersedes)}")
     if out.expires_at:
@@ -310,6 +326,11 @@ class ForgetOut(BaseModel):
         description="The remember job the fact was named by (a queued hit's id): erased_memories is empty if it "
         "was still queued, else holds the memory it became",
     )
+    live_again: list[str] = Field(
+        default=[],
+        description="Memories the erased one had superseded, live again (as an undo of the supersede would "
+        "bring them back): recall finds them, forget them too if they should go",
+    )
     wal_cleared: bool = Field(
         description="True: no file of the database holds the text any more. False: the text is erased from "
         "the database, but the write-ahead log (-wal) still holds a copy until another process (a reader "
@@ -325,6 +346,7 @@ class ForgetOut(BaseModel):
             wal_cleared=outcome.wal_cleared,
             already_forgotten=outcome.already,
             job_id=outcome.job_id,
+            live_again=list(outcome.restored),
         )
 
     def summary(self) -> str:
@@ -336,7 +358,11 @@ class ForgetOut(BaseModel):
         became = f" (the memory remember job {self.job_id} became)" if self.job_id is not None else ""
         merged = len(self.erased_memories) - 1
         folded = f"{merged} memories merged into it and " if merged > 0 else ""
-        return f"forgot {self.memory_id}{became} ({folded}{self.erased_jobs} remember jobs erased)"
+        back = ""
+        if self.live_again:
+            are = "is" if len(self.live_again) == 1 else "are"
+            back = f"; {', '.join(self.live_again)}, which it superseded, {are} live again"
+        return f"forgot {self.memory_id}{became} ({folded}{self.erased_jobs} remember jobs erased){back}"
 
 
 # Said by every entry point whose forget could not empty the write-ahead log in time: the

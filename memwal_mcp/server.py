@@ -478,7 +478,8 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         requests it came from. Use when the user asks you to forget something or a stored
         fact is wrong. A pending hit's job id (j_...) works too: a fact still queued is erased
         before it becomes a memory; one curated meanwhile forgets the memory it became.
-        A tombstone records that (and when) it was forgotten."""
+        A tombstone records that (and when) it was forgotten. Memories the erased one had
+        superseded are live again (the reply names them): forget them too if they should go."""
         out = ForgetOut.of(await call(service.forget(caller("write", "memwal_forget"), memory_id)))
         summary = out.summary()
         line = (f"F{summary[1:]}" if summary.startswith("forgot") else summary) + "."

@@ -31,6 +31,7 @@ from .recall.lexical import searchable
 from .recall.search import SearchParams, search
 from .recall.unindexed_vectors import UnindexedVectors
 from .records import (
+    SUPERSEDED,
     AnalyzeOutcome,
     ForgetOutcome,
     History,
@@ -43,7 +44,7 @@ from .records import (
     UndoOutcome,
 )
 from .store import Store, StoreReader, open_store
-from .store.records import JobRequest, KeyReused
+from .store.records import JobRequest, KeyReused, StoredCopy
 
 log = logging.getLogger(__name__)
 
@@ -64,9 +65,12 @@ _PURGE_BATCH = 500
 
 
 @dataclass(frozen=True, slots=True)
-class ForgetMatch:
+class ForgetTarget:
+    """A stored copy `forget --query` erases (a memory -- live, expired or superseded -- or a
+    queued job), and the recall hit that named its text."""
+
+    copy: StoredCopy
     hit: Hit
-    ids: tuple[str, ...]  # the hit and every stored copy of its text: what forgetting it erases
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,25 +385,28 @@ class MemoryService:
             if scope in ("*", lane.namespace)
         ]
 
-    async def forget_matches(self, owner: str, query: object, limit: object, namespace: object) -> list[ForgetMatch]:
+    async def forget_matches(self, owner: str, query: object, limit: object, namespace: object) -> list[ForgetTarget]:
         """What `forget --query` erases: of a recall's hits, only those the query really names --
         sharing a content word with it, or close in meaning (cosine >= FORGET_MIN_COSINE); recall's
         own floor lets weakly related facts back-fill a reply, tolerable for reading but not for
-        erasing. Each with every copy the hit stands for (live memories and queued jobs of the same
-        normalized text in the searched namespaces), or the fact comes straight back."""
-        result = await self.recall(owner, query, limit, namespace)
+        erasing. Expired and superseded memories are searched too: they still hold the text. Each
+        hit with every copy it stands for (memories and queued jobs of the same normalized text in
+        the searched namespaces), or the fact comes straight back. In the order to erase them
+        (see _erase_order)."""
+        result = await self.recall(owner, query, limit, namespace, include_expired=True, include_superseded=True)
         named = [
             hit for hit in result.hits if hit.matched or (hit.cosine is not None and hit.cosine >= FORGET_MIN_COSINE)
         ]
         lanes = await self._lanes(owner, result.namespace)
         keys = [hit.key or norm_key(hit.text) for hit in named]
         copies = await self._store.read(lambda reader: reader.copies_of(owner, lanes, keys))
-        matches: list[ForgetMatch] = []
+        targets: list[ForgetTarget] = []
         for hit in named:
             key = hit.key or norm_key(hit.text)
-            ids = [hit.id, *(cid for cid, ckey, _ in copies if ckey == key and cid != hit.id)]
-            matches.append(ForgetMatch(hit, tuple(ids)))
-        return matches
+            own = StoredCopy(hit.id, key, hit.text, hit.expires_at, hit.superseded_by)
+            found = {c.id: c for c in copies if c.key == key}
+            targets += [ForgetTarget(c, hit) for c in (found.pop(hit.id, own), *found.values())]
+        return _erase_order(targets)
 
     async def _drain(self, lanes: list[int]) -> bool:
         """Read-your-writes: wait briefly for the jobs queued in these lanes before this recall
@@ -430,7 +437,10 @@ class MemoryService:
 
         Erase a memory's content everywhere (body, revisions, source jobs, queued repeats of its
         text, the write-ahead log's older copies); keep a tombstone. A memory merged into another
-        is refused unless `retired_too` (its text lives on in the merged body).
+        is refused unless `retired_too` (its text lives on in the merged body). The memories the
+        erased ones had superseded are live again, as an undo of the supersede brings them back
+        (`restored`; one past its expiry stays superseded, for purge): superseded by a memory that
+        is gone, they would be in no recall.
 
         When a reader's snapshot keeps the log from being emptied in time, the outcome says so
         (`wal_cleared`) and the database keeps retrying on a timer until the log is empty."""
@@ -442,8 +452,13 @@ class MemoryService:
             log.info("%s was already forgotten", mid)
         else:
             log.info("forgot %s (%d memories, %d jobs erased)", mid, len(done.memory_ids), done.jobs)
+        if done.restored:
+            log.info("%s live again: %s had superseded them", ", ".join(done.restored), mid)
+            self.worker.wake()  # brought back without a vector, as by an undo
         memory = done.memory_ids[0] if done.memory_ids else mid
-        return ForgetOutcome(memory, done.memory_ids, done.jobs, done.wal_cleared, done.already, done.via_job)
+        return ForgetOutcome(
+            memory, done.memory_ids, done.jobs, done.wal_cleared, done.already, done.via_job, done.restored
+        )
 
     async def undo(self, owner: str, memory_id: object) -> UndoOutcome:
         mid = validation.memory_id(memory_id)
@@ -457,7 +472,8 @@ class MemoryService:
         return await self._store.read(lambda reader: reader.expired_memories(owner, now, _PURGE_BATCH))
 
     async def purge_expired(self, owner: str) -> list[ForgetOutcome]:
-        """Forget every expired memory of the owner, as forget does (text gone, tombstones kept)."""
+        """Forget every expired memory of the owner, as forget does (text gone, tombstones kept;
+        what an erased one superseded and is not expired is live again)."""
         done: list[ForgetOutcome] = []
         while ids := await self.expired(owner):
             for memory_id in ids:
@@ -565,11 +581,32 @@ class MemoryService:
         return await self._store.read(read)
 
 
+def _erase_order(targets: list[ForgetTarget]) -> list[ForgetTarget]:
+    """A superseded memory before the memory that replaced it, when both are to be erased:
+    erased after it, the erasure of its replacement would first bring it back live (and say so).
+    Otherwise in the order given."""
+    replaced_by = {t.copy.id: t.copy.superseded_by for t in targets}
+
+    def replacements(memory_id: str) -> int:  # how many of the targets replaced it, one after another
+        count, seen = 0, {memory_id}
+        while (by := replaced_by.get(memory_id)) is not None and by in replaced_by and by not in seen:
+            count, memory_id = count + 1, by
+            seen.add(by)
+        return count
+
+    return sorted(targets, key=lambda t: -replacements(t.copy.id))
+
+
 def _history(reader: StoreReader, owner: str, memory_id: str) -> History:
     found = reader.memory_by_id(owner, memory_id)
     if found is None:
         raise NotFound(f"no memory with id {memory_id!r}")
     row, status, into = found
+    replacement = reader.memory_by_id(owner, row.superseded_by) if row.superseded_by is not None else None
+    undo_restores = False
+    if status == "superseded" and replacement is not None and replacement[1] == "live":
+        last = reader.revisions(replacement[0].pk)[:1]  # undo undoes only the last change
+        undo_restores = bool(last) and last[0].decision == SUPERSEDED and row.id in last[0].merged_ids
     merged_from = reader.retired_into(owner, memory_id)
     revisions = reader.revisions(row.pk)
     jobs = reader.jobs_for_memories(owner, [memory_id, *merged_from])
@@ -591,6 +628,8 @@ def _history(reader: StoreReader, owner: str, memory_id: str) -> History:
         # A forgotten memory is a tombstone: its repeats went with its text (an import of the
         # tombstone cannot know them either).
         row.occurrences if status != "forgotten" else 0,
+        replacement[1] if replacement is not None else None,
+        undo_restores,
     )
 
 

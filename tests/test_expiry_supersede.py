@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from memwal_mcp.errors import IdempotencyKeyReused, InvalidInput, NotFound
+from memwal_mcp.schemas import ForgetOut, HistoryOut, history_text
 from memwal_mcp.service import MemoryService
 
 PAST = "2020-01-01"
@@ -93,6 +96,94 @@ async def test_a_superseded_memory_can_be_forgotten_on_its_own(service: MemorySe
     await service.forget("local", old.memory_id)
     assert (await service.history("local", old.memory_id)).status == "forgotten"
     assert (await service.history("local", new.memory_id)).status == "live"
+
+
+async def test_forgetting_the_replacement_brings_the_old_fact_back_to_recall(service: MemoryService):
+    old = (await service.remember("local", "The build server is ci-old.example.org", wait_ms=10000)).job
+    new = (
+        await service.remember(
+            "local", "The build server moved to ci.example.org", supersedes=[old.memory_id], wait_ms=10000
+        )
+    ).job
+    assert await _ids(service, "build server") == [new.memory_id]
+    done = await service.forget("local", new.memory_id)
+    assert done.restored == (old.memory_id,)
+    assert f"{old.memory_id}, which it superseded, is live again" in ForgetOut.of(done).summary()
+    assert await _ids(service, "build server") == [old.memory_id]
+    history = await service.history("local", old.memory_id)
+    assert (history.status, history.superseded_by) == ("live", None)
+
+
+async def test_purging_an_expired_replacement_brings_the_old_fact_back(service: MemoryService):
+    old = (await service.remember("local", "The promo page is shop.example.com/promo", wait_ms=10000)).job
+    new = (
+        await service.remember(
+            "local",
+            "The summer promo page is shop.example.com/summer",
+            expires_at=PAST,
+            supersedes=[old.memory_id],
+            wait_ms=10000,
+        )
+    ).job
+    done = await service.purge_expired("local")
+    assert [(outcome.memory_id, outcome.restored) for outcome in done] == [(new.memory_id, (old.memory_id,))]
+    assert await _ids(service, "promo page") == [old.memory_id]
+
+
+async def test_a_superseded_fact_left_behind_offers_no_undo_that_would_be_refused(service: MemoryService):
+    """Past its expiry, a superseded fact stays superseded when its replacement is forgotten
+    (purge erases it); forgotten itself, it stays forgotten. Neither history offers the undo."""
+    expired = (await service.remember("local", "Flash sale on espresso beans", expires_at=PAST, wait_ms=10000)).job
+    gone = (await service.remember("local", "The flash sale page is /flash", wait_ms=10000)).job
+    new = (
+        await service.remember(
+            "local",
+            "The flash sale moved to Friday",
+            supersedes=[expired.memory_id, gone.memory_id],
+            wait_ms=10000,
+        )
+    ).job
+    offered = f"memwal-mcp undo {new.memory_id} brings it back"
+    before = await service.history("local", expired.memory_id)
+    assert before.undo_restores and offered in history_text(HistoryOut.of(before))
+    await service.forget("local", gone.memory_id)
+    assert offered not in history_text(HistoryOut.of(await service.history("local", gone.memory_id)))
+
+    assert (await service.forget("local", new.memory_id)).restored == ()
+    after = await service.history("local", expired.memory_id)
+    assert (after.status, after.superseded_by, after.superseded_by_status) == ("superseded", new.memory_id, "forgotten")
+    shown = history_text(HistoryOut.of(after))
+    assert "undo" not in shown and f"superseded by {new.memory_id}, forgotten since" in shown
+    assert [outcome.memory_id for outcome in await service.purge_expired("local")] == [expired.memory_id]
+
+
+async def test_forget_by_query_reaches_superseded_and_expired_copies(service: MemoryService):
+    old = (await service.remember("local", "The Zyxwvut lab door code is 4417", wait_ms=10000)).job
+    new = (
+        await service.remember("local", "The Zyxwvut lab door code is 5521", supersedes=[old.memory_id], wait_ms=10000)
+    ).job
+    expired = (
+        await service.remember("local", "The Zyxwvut lab spare door code was 9090", expires_at=PAST, wait_ms=10000)
+    ).job
+    other = (await service.remember("local", "The office plant needs water on Mondays", wait_ms=10000)).job
+    targets = await service.forget_matches("local", "Zyxwvut lab door code", 10, "default")
+    marks = {t.copy.id: (t.copy.superseded_by, t.copy.expired(time.time())) for t in targets}
+    assert marks == {
+        old.memory_id: (new.memory_id, False),
+        new.memory_id: (None, False),
+        expired.memory_id: (None, True),
+    }
+    order = [t.copy.id for t in targets]
+    assert order.index(old.memory_id) < order.index(new.memory_id)  # erased first: not brought back by the other
+    outcomes = [await service.forget("local", t.copy.id) for t in targets]
+    assert all(outcome.restored == () for outcome in outcomes)
+    left = await service.recall(
+        "local", "Zyxwvut lab door code", limit=10, include_expired=True, include_superseded=True
+    )
+    assert all("Zyxwvut" not in hit.text for hit in left.hits)
+    assert [m.id for m in (await service.list("local", include_expired=True, include_superseded=True)).items] == [
+        other.memory_id
+    ]
 
 
 async def test_supersede_refuses_unknown_foreign_and_gone_ids_and_stores_nothing(service: MemoryService):

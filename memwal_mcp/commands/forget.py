@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 from ..errors import InvalidInput
+from ..recall.format import status_marks
 from ..schemas import WAL_KEPT, ForgetOut
 from ..service import MemoryService
 from .output import add_json_flag, emit
@@ -40,20 +42,33 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         _warn_if_kept(outs)
         return
     # Only what the query names, and every copy of it: see MemoryService.forget_matches.
-    matches = await service.forget_matches(owner, args.query, args.limit, args.namespace)
-    targets = [(i, m.hit) for m in matches for i in m.ids]
+    targets = await service.forget_matches(owner, args.query, args.limit, args.namespace)
     if args.dry_run or not args.yes:
         header = "would forget:" if targets else "nothing matches."
-        lines = [
-            f"{i} [score={h.score:.3f}]{' [pending]' if i.startswith('j_') else ''} {h.text}" for i, h in targets
-        ]  # exactly what --yes erases
+        now = time.time()
+        lines = [  # exactly what --yes erases, in that order
+            f"{t.copy.id} [score={t.hit.score:.3f}]{' [pending]' if t.copy.id.startswith('j_') else ''}"
+            f"{status_marks(t.copy.expires_at, t.copy.superseded_by, now)} {t.copy.text}"
+            for t in targets
+        ]
         emit(
             args,
-            {"would_forget": [{"id": i, "text": h.text, "score": round(h.score, 4)} for i, h in targets]},
+            {
+                "would_forget": [
+                    {
+                        "id": t.copy.id,
+                        "text": t.copy.text,
+                        "score": round(t.hit.score, 4),
+                        "expired": t.copy.expired(now),
+                        "superseded_by": t.copy.superseded_by,
+                    }
+                    for t in targets
+                ]
+            },
             "\n".join([header, *lines]) + ("" if args.dry_run or not targets else "\n(add --yes to erase)"),
         )
         return
-    outs = await _settle(service, [ForgetOut.of(await service.forget(owner, i)) for i, _ in targets])
+    outs = await _settle(service, [ForgetOut.of(await service.forget(owner, t.copy.id)) for t in targets])
     # A copy erased along with an earlier one (a queued repeat of its text) reports "already".
     said = [o for o in outs if not o.already_forgotten]
     emit(args, [o.model_dump() for o in outs], "\n".join(o.summary() for o in said) or "nothing matches.")

@@ -327,6 +327,11 @@ class Dashboard:
                 f"Forgot {memories}: {len(done.erased_memories)} memor{'y' if len(done.erased_memories) == 1 else 'ies'}"
                 f" and {done.erased_jobs} remember job{'' if done.erased_jobs == 1 else 's'} erased."
             )
+            if done.restored:
+                session.flash.append(
+                    f"Live again, as it had superseded them: {', '.join(done.restored)} (forget them too if they"
+                    " should go)."
+                )
             if not done.wal_cleared:
                 session.flash.append(
                     "A reader's snapshot still holds an older copy in the database's write-ahead log; "

@@ -49,6 +49,7 @@ from .records import (
     RevisionRow,
     Scored,
     StoreCounts,
+    StoredCopy,
     TokenRow,
     TombstoneRow,
 )
@@ -156,8 +157,10 @@ class StoreReader(Protocol):
         none is. What puts a memory dated outside a window into it: a copy with the same text
         elsewhere does not."""
 
-    def copies_of(self, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[tuple[str, str, str]]:
-        """(id, norm key, text) of every stored copy of these texts: what forgetting one erases."""
+    def copies_of(self, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[StoredCopy]:
+        """Every stored copy of these texts in the lanes, oldest first, then the queued jobs: the
+        owner's memories holding one -- live, expired or superseded (not one merged into another:
+        forgetting that one erases it) -- and queued jobs filing one. What forgetting it erases."""
 
     def revisions(self, pk: int) -> list[Revision]:
         """Previous bodies of a memory, newest first."""
@@ -371,8 +374,10 @@ class StoreWriter(StoreReader, Protocol):
     def mark_unembeddable(self, pks: Sequence[int]) -> None: ...
 
     def forget_memory(self, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten:
-        """A superseded memory is forgotten on its own (its text is in no other body); forgetting
-        the memory that superseded others leaves them superseded."""
+        """A superseded memory is forgotten on its own (its text is in no other body). Erasing a
+        memory that superseded others (it, or one merged into it) brings them back live as undoing
+        the supersede does, except one past its expiry, which stays superseded for purge
+        (`Forgotten.restored` names those brought back)."""
 
     def undo_last_change(self, owner: str, memory_id: str) -> tuple[str, list[str]]:
         """Undoing a supersede (the revision `superseded`) brings the memories it replaced back

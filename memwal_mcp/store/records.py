@@ -137,6 +137,23 @@ class Forgotten:
     wal_cleared: bool = True  # False: a reader kept the write-ahead log from being emptied
     already: bool = False  # it was forgotten before: nothing was erased this time
     via_job: str | None = None  # the job id asked for, when the fact was named by its remember job
+    # Memories the erased ones had superseded, live again (as an undo of the supersede brings them).
+    restored: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCopy:
+    """A stored copy of a text (StoreReader.copies_of): a memory -- live, expired or superseded --
+    or a queued remember job. `expires_at` and `superseded_by` say why recall may not show it."""
+
+    id: str
+    key: str  # norm_key() of the text
+    text: str
+    expires_at: float | None = None
+    superseded_by: str | None = None
+
+    def expired(self, now: float) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,6 +170,24 @@ async def test_forget_goes_through_a_confirmation_and_the_memory_is_gone_from_se
     assert response is not None and response.status == 410
 
 
+async def test_forgetting_a_replacement_says_what_it_superseded_comes_back_and_it_does(
+    dashboard: Dashboard, context: BrowserContext
+) -> None:
+    alice = dashboard.mcp["alice"]
+    old = alice.remember("Alice parks her bike at the north rack")
+    new = alice.remember("Alice parks her bike at the Qwzxplorf south rack now", supersedes=[old])
+    page = await sign_in(context, dashboard, "alice")
+    await page.goto(f"{dashboard.ui}/memories/{new}/forget")
+    await expect(page.get_by_test_id("live-again")).to_contain_text(old)
+    await page.get_by_test_id("confirm-forget").click()
+
+    await expect(page).to_have_url(re.compile(r"/ui/memories$"))
+    await expect(page.locator(".flash").nth(1)).to_contain_text(f"Live again, as it had superseded them: {old}")
+    await _search(page, "bike rack")
+    await expect(_hit(page, "north rack")).to_have_count(1)
+    assert "Alice parks her bike at the north rack" in alice.recall_texts("bike rack")
+
+
 async def test_a_memory_page_says_when_it_expires_and_that_it_has_expired(
     dashboard: Dashboard, context: BrowserContext
 ) -> None:

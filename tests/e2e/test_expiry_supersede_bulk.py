@@ -88,13 +88,18 @@ async def test_an_expired_memory_leaves_recall_and_list_and_purge_erases_it_from
     done = _cli(env, "purge", "--expired")
     assert done.returncode == 0, done.stderr
     assert f"forgot {gone['memory_id']}" in done.stdout and f"forgot {filed['memory_id']}" in done.stdout
+    assert f"{kept['memory_id']}, which it superseded, is live again" in done.stdout
     assert _leaks(db.parent, WORD, EXPIRED, CLI_EXPIRED) == []
     assert db_rows(db, "SELECT status FROM memories WHERE id = ?", (gone["memory_id"],)) == [("forgotten",)]
     assert sorted(db_rows(db, "SELECT memory_id FROM forgotten")) == sorted(
         [(gone["memory_id"],), (filed["memory_id"],)]
     )
-    # What the purged memory superseded stays superseded, kept.
-    assert db_rows(db, "SELECT status FROM memories WHERE id = ?", (kept["memory_id"],)) == [("retired",)]
+    # What the purged memory superseded is live again, as an undo of the supersede would make it.
+    assert db_rows(db, "SELECT status, superseded_by FROM memories WHERE id = ?", (kept["memory_id"],)) == [
+        ("live", None)
+    ]
+    recalled = _cli(env, "recall", "promo page", "--json")
+    assert kept["memory_id"] in [hit["id"] for hit in json.loads(recalled.stdout)["hits"]], recalled
 
 
 async def test_supersede_hides_the_old_fact_links_history_and_undo_restores_it(server_env, tmp_path):
@@ -143,6 +148,43 @@ async def test_supersede_hides_the_old_fact_links_history_and_undo_restores_it(s
                 assert foreign in message and "nothing was stored" in message
             assert await _call(bob, "memwal_list") == before
             assert db_rows(env_db(env), "SELECT COUNT(*) FROM remember_jobs WHERE owner = 'bob'") == [(0,)]
+
+
+def _tables_holding(db: Path, needle: str) -> list[str]:
+    """Every table of the database with a row holding the needle in any column (case-folded)."""
+    tables = [name for (name,) in db_rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return [
+        t for t in tables if any(needle.lower() in repr(row).lower() for row in db_rows(db, f'SELECT * FROM "{t}"'))
+    ]
+
+
+async def test_forgetting_the_replacement_brings_the_old_fact_back_to_recall(server_env, tmp_path):
+    db = tmp_path / "data" / "memwal.db"
+    env = server_env(MEMWAL_DB_PATH=str(db))
+    replacement = f"User switched from coffee to {WORD} green tea"
+    with anyio.fail_after(180):
+        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            old = await _call(session, "memwal_remember", text="User prefers dark roast coffee", wait_ms=20000)
+            new = await _call(
+                session, "memwal_remember", text=replacement, supersedes=[old["memory_id"]], wait_ms=20000
+            )
+            found = await _call(session, "memwal_recall", query="dark roast coffee", limit=10)
+            assert [hit["id"] for hit in found["hits"]] == [new["memory_id"]]
+            assert _leaks(db.parent, WORD) and _tables_holding(db, WORD), "the checks must see the text first"
+
+            result = await session.call_tool("memwal_forget", {"memory_id": new["memory_id"]})
+            assert not result.is_error, tool_text(result)
+            assert result.structured_content["live_again"] == [old["memory_id"]]
+            assert f"{old['memory_id']}, which it superseded, is live again" in tool_text(result)
+
+            found = await _call(session, "memwal_recall", query="dark roast coffee", limit=10)
+            assert [hit["id"] for hit in found["hits"]] == [old["memory_id"]]
+            assert [m["id"] for m in (await _call(session, "memwal_list"))["memories"]] == [old["memory_id"]]
+            history = await session.call_tool("memwal_history", {"memory_id": old["memory_id"]})
+            assert history.structured_content["status"] == "live" and "undo" not in tool_text(history)
+            assert _leaks(db.parent, WORD, replacement) == []
+    assert _tables_holding(db, WORD) == []
+    assert _leaks(db.parent, WORD, replacement) == []
 
 
 def env_db(env: dict[str, str]) -> Path:

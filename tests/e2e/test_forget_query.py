@@ -84,6 +84,39 @@ async def test_forget_query_with_curation_off_erases_every_copy(tmp_path: Path):
     assert all("4417" not in hit["text"] for hit in hits), hits
 
 
+async def test_forget_query_erases_superseded_and_expired_copies_and_says_which_they_are(tmp_path: Path):
+    """They left recall, but still hold the text: erasing "everything about X" erases them too."""
+    cli = Cli(tmp_path)
+    old = await cli.json("remember", "The Zyxwvut lab door code is 4417")
+    new = await cli.json("remember", "The Zyxwvut lab door code is 5521", "--supersedes", old["memory_id"])
+    spare = await cli.json("remember", "The Zyxwvut lab spare door code was 9090", "--expires", "2020-01-31")
+    await cli.run("remember", "The garden hose is in the shed")
+    assert any(b"zyxwvut" in f.read_bytes().lower() for f in cli.db.parent.iterdir()), "the check must see it first"
+
+    planned = await cli.run("forget", "--query", "Zyxwvut lab door code", "--dry-run")
+    lines = planned.splitlines()
+    assert lines[0] == "would forget:" and len(lines) == 4, planned
+    marked = {line.split(" ")[0]: line for line in lines[1:]}
+    assert marked[old["memory_id"]].endswith(f"[superseded by {new['memory_id']}] The Zyxwvut lab door code is 4417")
+    assert marked[spare["memory_id"]].endswith("[expired 2020-01-31] The Zyxwvut lab spare door code was 9090")
+    assert marked[new["memory_id"]].endswith("] The Zyxwvut lab door code is 5521")
+    # The superseded one first: erased after the one that replaced it, it would come back live in between.
+    assert list(marked).index(old["memory_id"]) < list(marked).index(new["memory_id"])
+    listed = (await cli.json("forget", "--query", "Zyxwvut lab door code", "--dry-run"))["would_forget"]
+    assert {(item["id"], item["expired"], item["superseded_by"]) for item in listed} == {
+        (old["memory_id"], False, new["memory_id"]),
+        (new["memory_id"], False, None),
+        (spare["memory_id"], True, None),
+    }
+
+    out = await cli.run("forget", "--query", "Zyxwvut lab door code", "--yes")
+    assert [line.split(" ")[1] for line in out.splitlines()] == list(marked), out
+    assert "live again" not in out
+    assert not [f.name for f in cli.db.parent.iterdir() if b"zyxwvut" in f.read_bytes().lower()]
+    everything = await cli.json("list", "--include-expired", "--include-superseded")
+    assert [item["text"] for item in everything["memories"]] == ["The garden hose is in the shed"]
+
+
 async def test_forget_query_erases_a_fact_still_queued(tmp_path: Path):
     cli = Cli(tmp_path)
     await cli.run("remember", "The garden hose is in the shed")

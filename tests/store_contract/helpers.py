@@ -12,7 +12,7 @@ import numpy as np
 from memwal_mcp.normalize import norm_key
 from memwal_mcp.records import Job
 from memwal_mcp.store import StoreReader, StoreWriter
-from memwal_mcp.store.records import ImportRow, LaneRow, MemoryRecord, RevisionRow, TombstoneRow
+from memwal_mcp.store.records import ImportRow, JobRequest, LaneRow, MemoryRecord, RevisionRow, TombstoneRow
 
 MODEL = "contract-test-model"
 # The real model's dimension: a backend may size its vector column for it.
@@ -55,10 +55,17 @@ def remember(
     at: float = T0,
     occurred_at: float | None = None,
     key: str | None = None,
+    expires_at: float | None = None,
+    supersedes: Sequence[str] = (),
 ) -> Stored:
     """File a remember job and curate it into a new memory as the worker does: the job on its
-    own, then the memory and the job marked done in one transaction."""
-    job, _ = writer.insert_job(owner, namespace, body, key, at, occurred_at)
+    own, then the memory and the job marked done in one transaction (which takes the job's
+    expiry and supersedes effect)."""
+    if expires_at is None and not supersedes:
+        job, _ = writer.insert_job(owner, namespace, body, key, at, occurred_at)
+    else:
+        request = JobRequest(namespace, body, key, occurred_at, expires_at, tuple(supersedes))
+        ((job, _),) = writer.insert_jobs(owner, [request], at)
     lane = lane_of(writer, owner, namespace)
     with writer.transaction():
         pk, memory_id = writer.create_memory(

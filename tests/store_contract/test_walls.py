@@ -146,13 +146,13 @@ async def test_copies_are_counted_and_listed_within_the_lanes_and_owner(store: S
     both = await store.read(lambda r: r.copies_by_key(_alice_lanes(r), [key]))
     assert both[key].rows == 2
     copies = await store.read(lambda r: r.copies_of("alice", _alice_lanes(r), [key]))
-    assert {memory_id for memory_id, _, _ in copies} == {world.alice_work.id, world.alice_home.id}
-    assert all(copy_key == key and text == TEXT for _, copy_key, text in copies)
+    assert {copy.id for copy in copies} == {world.alice_work.id, world.alice_home.id}
+    assert all(copy.key == key and copy.text == TEXT for copy in copies)
     # Named with bob's lanes, alice's call still finds none of bob's rows.
     assert await store.read(lambda r: r.copies_of("alice", [world.bob_work.lane], [key])) == []
     queued = norm_key(QUEUED)
     queued_copies = await store.read(lambda r: r.copies_of("alice", [world.alice_home.lane], [queued]))
-    assert [memory_id for memory_id, _, _ in queued_copies] == [world.queued["alice_home"]]
+    assert [copy.id for copy in queued_copies] == [world.queued["alice_home"]]
 
 
 async def test_a_repeat_dates_only_the_memory_it_was_recorded_on(store: Store, world: World) -> None:

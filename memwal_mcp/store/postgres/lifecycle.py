@@ -20,7 +20,8 @@ from psycopg import Connection
 
 from ...errors import InvalidInput, NotFound
 from ...normalize import norm_key, normalize_text
-from ..records import Forgotten
+from ...records import SUPERSEDED, UNSUPERSEDED
+from ..records import Forgotten, StoredCopy
 from . import memories, revisions, vectors
 
 
@@ -57,27 +58,29 @@ def _queued_repeats(conn: Connection, owner: str, ids: list[str], pks: list[int]
     return [int(seq) for seq, lane, text in queued if (lane, normalize_text(text)) in erased]
 
 
-def copies_of(conn: Connection, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[tuple[str, str, str]]:
-    """(id, key, text) of every live memory and queued job of the owner in the lanes whose
-    normalized text has one of the norm_key()s."""
+def copies_of(conn: Connection, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[StoredCopy]:
+    """Every memory of the owner in the lanes with one of these normalized texts -- live, expired
+    or superseded -- and every such queued job (see the SQLite backend's lifecycle.copies_of)."""
     wanted = set(keys)
     if not wanted or not lanes:
         return []
     found = [
-        (mid, key, body)
-        for mid, key, body in conn.execute(
-            "SELECT id, norm_key, body FROM memories WHERE owner = %s AND status = 'live' AND lane_id = ANY(%s)"
+        StoredCopy(*row)
+        for row in conn.execute(
+            "SELECT id, norm_key, body, expires_at, superseded_by FROM memories WHERE owner = %s"
+            " AND (status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL)) AND lane_id = ANY(%s)"
             " AND norm_key = ANY(%s) ORDER BY created_at, id",
             (owner, list(lanes), sorted(wanted)),
         )
     ]
-    for job_id, text in conn.execute(
-        "SELECT id, text FROM remember_jobs WHERE owner = %s AND status = 'queued' AND lane_id = ANY(%s) ORDER BY seq",
+    for job_id, text, expires_at in conn.execute(
+        "SELECT id, text, expires_at FROM remember_jobs WHERE owner = %s AND status = 'queued' AND lane_id = ANY(%s)"
+        " ORDER BY seq",
         (owner, list(lanes)),
     ):
         key = norm_key(text)
         if key in wanted:
-            found.append((job_id, key, text))
+            found.append(StoredCopy(job_id, key, text, expires_at))
     return found
 
 
@@ -139,7 +142,19 @@ def _erase(conn: Connection, owner: str, memory_id: str, retired_too: bool) -> F
             " jobs = EXCLUDED.jobs, forgotten_at = EXCLUDED.forgotten_at",
             (mid, owner, namespace, jobs if mid == memory_id else 0, now),
         )
-    return Forgotten((memory_id, *(mid for mid in ids if mid != memory_id)), jobs)
+    restored = _unsupersede_replaced_by(conn, owner, ids, now)
+    return Forgotten((memory_id, *(mid for mid in ids if mid != memory_id)), jobs, restored=restored)
+
+
+def _unsupersede_replaced_by(conn: Connection, owner: str, ids: Sequence[str], now: float) -> tuple[str, ...]:
+    """The memories these (being erased) superseded, live again as undoing the supersede brings
+    them back, unless past their expiry (see the SQLite backend's lifecycle)."""
+    rows = conn.execute(
+        "SELECT id, superseded_by FROM memories WHERE owner = %s AND status = 'retired' AND superseded_by = ANY(%s)"
+        " AND (expires_at IS NULL OR expires_at > %s) ORDER BY pk",
+        (owner, list(ids), now),
+    ).fetchall()
+    return tuple(old for old, by_id in rows if revisions.unsupersede(conn, owner, old, by_id))
 
 
 def _scrub_merges_undone(conn: Connection, owner: str, ids: Sequence[str], pks: Sequence[int]) -> None:
@@ -209,11 +224,11 @@ def undo_last_change(conn: Connection, owner: str, memory_id: str, lock: str) ->
         now = time.time()
         listed = list(undoable.merged_ids)
         restored: list[str] = []
-        if undoable.decision == revisions.SUPERSEDED:  # the body stayed; what it replaced comes back
+        if undoable.decision == SUPERSEDED:  # the body stayed; what it replaced comes back
             restored = [i for i in listed if revisions.unsupersede(conn, owner, i, memory_id)]
-            revisions.note(conn, owner, memory_id, revisions.UNSUPERSEDED, undoable.job_id, restored, now)
+            revisions.note(conn, owner, memory_id, UNSUPERSEDED, undoable.job_id, restored, now)
             return undoable.body, restored
-        if undoable.decision == revisions.UNSUPERSEDED:  # redo: replaced again
+        if undoable.decision == UNSUPERSEDED:  # redo: replaced again
             revisions.supersede(conn, owner, listed, memory_id, undoable.job_id, now)
             return undoable.body, []
         if undoable.decision == "undone":

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from psycopg import Connection
 
-from ...records import Revision
+from ...records import SUPERSEDED, Revision
 from . import vectors, words
 
 
@@ -100,11 +100,6 @@ def unretire(conn: Connection, owner: str, memory_id: str, from_id: str) -> bool
 
 
 # --- supersede ---------------------------------------------------------------
-
-# The revision decision of a memory that superseded others (its body unchanged; merged_ids
-# names them), and of an undo that brought them back: undoing one does the other again.
-SUPERSEDED = "superseded"
-UNSUPERSEDED = "unsuperseded"
 
 
 def supersede(

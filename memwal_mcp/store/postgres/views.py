@@ -35,6 +35,7 @@ from ..records import (
     RevisionRow,
     Scored,
     StoreCounts,
+    StoredCopy,
     TokenRow,
     TombstoneRow,
 )
@@ -125,7 +126,7 @@ class PostgresReader:
     def repeats_in_window(self, pks: Sequence[int], since: float | None, until: float | None) -> dict[int, float]:
         return memories.repeats_in_window(self.conn, pks, since, until)
 
-    def copies_of(self, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[tuple[str, str, str]]:
+    def copies_of(self, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[StoredCopy]:
         return lifecycle.copies_of(self.conn, owner, lanes, keys)
 
     def revisions(self, pk: int) -> list[Revision]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
+from ...records import SUPERSEDED, UNSUPERSEDED
 from ..records import Problem
 from .integrity_common import _cap, _capped, _table_exists
-from .revisions import SUPERSEDED, UNSUPERSEDED
 
 
 def _memories_without_their_source(conn: sqlite3.Connection) -> Iterator[Problem]:

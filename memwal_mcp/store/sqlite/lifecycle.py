@@ -19,7 +19,8 @@ from dataclasses import replace
 
 from ...errors import InvalidInput, NotFound
 from ...normalize import norm_key, normalize_text
-from ..records import Forgotten
+from ...records import SUPERSEDED, UNSUPERSEDED
+from ..records import Forgotten, StoredCopy
 from . import fts, memories, revisions, vectors
 from .connection import BUSY_TIMEOUT_MS, truncate_wal
 from .database import transaction
@@ -70,32 +71,33 @@ def _queued_repeats(conn: sqlite3.Connection, owner: str, ids: list[str], rowids
     return [seq for seq, lane, text in queued if (lane, normalize_text(text)) in erased]
 
 
-def copies_of(
-    conn: sqlite3.Connection, owner: str, lanes: Sequence[int], keys: Sequence[str]
-) -> list[tuple[str, str, str]]:
-    """(id, key, text) of every live memory and queued job of the owner in the lanes whose
-    normalized text has one of the norm_key()s: what recall collapsed into one hit, so what
-    a forget of that hit must erase, or the fact comes straight back."""
+def copies_of(conn: sqlite3.Connection, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[StoredCopy]:
+    """Every memory of the owner in the lanes whose normalized text has one of the norm_key()s --
+    live, expired or superseded: each still holds the text -- and every queued job: what recall
+    collapsed into one hit, so what a forget of that hit must erase, or the fact comes straight
+    back. A memory merged into another is not a copy: its text lives on in that body, and
+    forgetting that memory erases it."""
     wanted = set(keys)
     if not wanted or not lanes:
         return []
     lane_marks = ",".join("?" * len(lanes))
     found = [
-        (mid, key, body)
-        for mid, key, body in conn.execute(
-            f"SELECT id, norm_key, body FROM memories WHERE owner = ? AND status = 'live' AND lane_id IN ({lane_marks})"
+        StoredCopy(*row)
+        for row in conn.execute(
+            f"SELECT id, norm_key, body, expires_at, superseded_by FROM memories WHERE owner = ?"
+            f" AND (status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL)) AND lane_id IN ({lane_marks})"
             f" AND norm_key IN ({','.join('?' * len(wanted))}) ORDER BY created_at, id",
             (owner, *lanes, *wanted),
         )
     ]
-    for job_id, text in conn.execute(
-        f"SELECT id, text FROM remember_jobs WHERE owner = ? AND status = 'queued' AND lane_id IN ({lane_marks})"
-        " ORDER BY seq",
+    for job_id, text, expires_at in conn.execute(
+        f"SELECT id, text, expires_at FROM remember_jobs WHERE owner = ? AND status = 'queued'"
+        f" AND lane_id IN ({lane_marks}) ORDER BY seq",
         (owner, *lanes),
     ):
         key = norm_key(text)
         if key in wanted:
-            found.append((job_id, key, text))
+            found.append(StoredCopy(job_id, key, text, expires_at))
     return found
 
 
@@ -184,7 +186,22 @@ def _erase(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bo
             "INSERT OR REPLACE INTO forgotten (memory_id, owner, namespace, jobs, forgotten_at) VALUES (?, ?, ?, ?, ?)",
             [(mid, owner, namespace, jobs if mid == memory_id else 0, now) for mid in ids],
         )
-    return Forgotten((memory_id, *(mid for mid in ids if mid != memory_id)), jobs)  # the one asked for first
+        restored = _unsupersede_replaced_by(conn, owner, ids, now)
+    # The one asked for first.
+    return Forgotten((memory_id, *(mid for mid in ids if mid != memory_id)), jobs, restored=restored)
+
+
+def _unsupersede_replaced_by(conn: sqlite3.Connection, owner: str, ids: Sequence[str], now: float) -> tuple[str, ...]:
+    """The memories these (being erased) superseded, live again as undoing the supersede brings
+    them back: superseded by a memory that is gone, they would be in no recall, and the undo
+    their history offers refused. One past its expiry stays as it is (recall would not show it
+    live either; purge --expired erases it, expired_memories names it); a forgotten one too."""
+    rows = conn.execute(
+        f"SELECT id, superseded_by FROM memories WHERE owner = ? AND status = 'retired'"
+        f" AND superseded_by IN ({','.join('?' * len(ids))}) AND (expires_at IS NULL OR expires_at > ?) ORDER BY rowid",
+        (owner, *ids, now),
+    ).fetchall()
+    return tuple(old for old, by_id in rows if revisions.unsupersede(conn, owner, old, by_id))
 
 
 def _scrub_merges_undone(conn: sqlite3.Connection, owner: str, ids: Sequence[str], rowids: Sequence[int]) -> None:
@@ -288,11 +305,11 @@ def undo_last_change(conn: sqlite3.Connection, owner: str, memory_id: str) -> tu
         now = time.time()
         listed = list(undoable.merged_ids)
         restored: list[str] = []
-        if undoable.decision == revisions.SUPERSEDED:  # the body stayed; what it replaced comes back
+        if undoable.decision == SUPERSEDED:  # the body stayed; what it replaced comes back
             restored = [i for i in listed if revisions.unsupersede(conn, owner, i, memory_id)]
-            revisions.note(conn, owner, memory_id, revisions.UNSUPERSEDED, undoable.job_id, restored, now)
+            revisions.note(conn, owner, memory_id, UNSUPERSEDED, undoable.job_id, restored, now)
             return undoable.body, restored
-        if undoable.decision == revisions.UNSUPERSEDED:  # redo: replaced again
+        if undoable.decision == UNSUPERSEDED:  # redo: replaced again
             revisions.supersede(conn, owner, listed, memory_id, undoable.job_id, now)
             return undoable.body, []
         if undoable.decision == "undone":

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...records import Revision
+from ...records import SUPERSEDED, Revision
 from . import fts
 from .vectors import _blob, vector_table
 
@@ -112,11 +112,6 @@ def unretire(conn: sqlite3.Connection, owner: str, memory_id: str, from_id: str)
 
 
 # --- supersede ---------------------------------------------------------------
-
-# The revision decision of a memory that superseded others (its body unchanged; merged_ids
-# names them), and of an undo that brought them back: undoing one does the other again.
-SUPERSEDED = "superseded"
-UNSUPERSEDED = "unsuperseded"
 
 
 def supersede(
