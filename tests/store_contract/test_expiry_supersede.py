@@ -14,7 +14,7 @@ from memwal_mcp.records import ANALYZED, Job
 from memwal_mcp.store import Store, StoreReader, StoreWriter
 from memwal_mcp.store.records import JobRequest, KeyReused, SupersedeRefused, SupersedeUnknown
 
-from .helpers import T0, Stored, everything, lane_of, prepare_vectors, remember, unit_vectors
+from .helpers import T0, Stored, curate_created, everything, lane_of, prepare_vectors, remember, unit_vectors
 
 
 def _curate(w: StoreWriter, job_id: str, decision: str, memory: Stored, at: float) -> None:
@@ -27,19 +27,7 @@ def _curate(w: StoreWriter, job_id: str, decision: str, memory: Stored, at: floa
 def _create(w: StoreWriter, job: Job, at: float) -> str:
     """Curate a filed job into a memory of its own, as the worker does: its memory id."""
     with w.transaction():
-        _, memory_id = w.create_memory(
-            owner=job.owner,
-            namespace=job.namespace,
-            lane=lane_of(w, job.owner, job.namespace),
-            body=job.text,
-            key=norm_key(job.text),
-            source_job_id=job.id,
-            vector=None,
-            model_id=None,
-            now=at,
-        )
-        w.mark_done(job.id, "created", memory_id, at)
-    return memory_id
+        return curate_created(w, job, at)
 
 
 async def test_insert_jobs_files_all_in_order_or_nothing(store: Store) -> None:
