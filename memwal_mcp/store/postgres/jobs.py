@@ -220,7 +220,8 @@ def _state(conn: Connection, owner: str, memory_id: str) -> MemoryState | None:
 
 
 def _queued_superseder(conn: Connection, owner: str, memory_id: str) -> str | None:
-    """A queued job of the owner that supersedes the memory."""
+    """A queued job of the owner that supersedes the memory: among the queued jobs that
+    supersede anything, by their index (migration 003), not the owner's whole journal."""
     found = conn.execute(
         "SELECT id FROM remember_jobs WHERE owner = %s AND status = 'queued' AND supersedes IS NOT NULL"
         " AND %s = ANY(string_to_array(supersedes, ',')) LIMIT 1",

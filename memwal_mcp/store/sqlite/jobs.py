@@ -208,7 +208,8 @@ def _state(conn: sqlite3.Connection, owner: str, memory_id: str) -> MemoryState 
 
 
 def _queued_superseder(conn: sqlite3.Connection, owner: str, memory_id: str) -> str | None:
-    """A queued job of the owner that supersedes the memory (the owner's queue, by its index)."""
+    """A queued job of the owner that supersedes the memory: among the queued jobs that
+    supersede anything, by their index (migration 013), not the whole queue."""
     row = conn.execute(
         "SELECT id FROM remember_jobs WHERE owner = ? AND status = 'queued' AND supersedes IS NOT NULL"
         " AND instr(',' || supersedes || ',', ',' || ? || ',') > 0 LIMIT 1",
