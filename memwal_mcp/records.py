@@ -19,6 +19,8 @@ class Job:
     attempts: int
     decision: str | None
     memory_id: str | None
+    # Why the last attempt failed; on a done job, what it could not do as asked (the memories
+    # it was to supersede that were no longer live when it was curated), shown as its note.
     error: str | None
     created_at: float
     updated_at: float

@@ -40,6 +40,11 @@ class JobOut(BaseModel):
         None, description="The memory the fact is in, once done (none if it was forgotten before it was curated)"
     )
     error: str | None = None
+    note: str | None = Field(
+        None,
+        description="Once done: what curation could not do as asked, e.g. a memory named in supersedes that "
+        "another fact superseded first (it is left as it is)",
+    )
     created_at: str
     occurred_at: str | None = None
     expires_at: str | None = Field(None, description="From when the fact is no longer recalled, if it expires")
@@ -59,6 +64,8 @@ class JobOut(BaseModel):
             decision=job.decision,
             memory_id=job.memory_id,
             error=job.error if job.status == "failed" else None,
+            # A done job's error column holds what it could not do (store mark_done).
+            note=job.error if job.status == "done" else None,
             created_at=_iso(job.created_at),
         )
 
@@ -76,7 +83,7 @@ class RememberOut(JobOut):
 
 
 class RememberItem(BaseModel):
-    """One fact of memwal_remember_many, with memwal_remember's arguments (bar wait_ms and supersedes)."""
+    """One fact of memwal_remember_many, with memwal_remember's arguments (bar wait_ms)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -85,6 +92,9 @@ class RememberItem(BaseModel):
     idempotency_key: str | None = Field(None, description="Send the same key when retrying, so it is stored once")
     occurred_at: str | None = Field(None, description="When the fact happened, ISO-8601, if not now")
     expires_at: str | None = Field(None, description="When the fact stops being true, ISO-8601")
+    supersedes: list[str] | None = Field(
+        None, description="Ids of memories this fact replaces (each named by one item at most)"
+    )
 
 
 class RememberManyOut(BaseModel):
@@ -310,7 +320,8 @@ def history_text(out: HistoryOut) -> str:
             lines.append(f"- {r.created_at} {r.replaced_by} by job {r.job_id}; before: {r.body}")
     for job in out.jobs:
         source = f", extracted from analyze request {job.source_job_id}" if job.source_job_id else ""
-        lines.append(f"- {job.created_at} job {job.job_id} ({job.decision or job.status}{source})")
+        note = f"; {job.note}" if job.note else ""
+        lines.append(f"- {job.created_at} job {job.job_id} ({job.decision or job.status}{source}{note})")
     return "\n".join(lines)
 
 
@@ -443,7 +454,8 @@ def job_line(job: JobOut) -> str:
             return f"{job.job_id}: forgotten before it was curated (its text is erased; it became no memory)"
         return f"{job.job_id}: done ({job.decision}) but in no memory (`memwal-mcp check` names the damage)"
     if job.status == "done":
-        return f"{job.job_id}: done ({job.decision}) -> memory {job.memory_id}"
+        note = f"; {job.note}" if job.note else ""
+        return f"{job.job_id}: done ({job.decision}) -> memory {job.memory_id}{note}"
     if job.status == "failed":
         return f"{job.job_id}: failed: {job.error}"
     return f"{job.job_id}: queued (being curated; recall already sees it)"

@@ -349,7 +349,10 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
     async def memwal_remember_many(
         items: Annotated[
             list[RememberItem],
-            Field(description="1-100 facts, each {text, namespace?, idempotency_key?, occurred_at?, expires_at?}"),
+            Field(
+                description="1-100 facts, each {text, namespace?, idempotency_key?, occurred_at?, expires_at?, "
+                "supersedes?}"
+            ),
         ],
         wait_ms: Annotated[int | None, Field(description="Wait up to this long (0-30000) for curation to finish")] = 0,
     ) -> Annotated[CallToolResult, RememberManyOut]:

@@ -44,7 +44,7 @@ from .records import (
     UndoOutcome,
 )
 from .store import Store, StoreReader, open_store
-from .store.records import JobRequest, KeyReused, StoredCopy
+from .store.records import JobRequest, KeyReused, StoredCopy, SupersedeRefused, SupersedeUnknown
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ _POLL_S = 0.05
 FORGET_MIN_COSINE = 0.6
 
 # The fields of one memwal_remember_many item.
-_ITEM_FIELDS = ("text", "namespace", "idempotency_key", "occurred_at", "expires_at")
+_ITEM_FIELDS = ("text", "namespace", "idempotency_key", "occurred_at", "expires_at", "supersedes")
 # Expired memories purge reads per round (it forgets them one by one, as forget does).
 _PURGE_BATCH = 500
 
@@ -194,12 +194,14 @@ class MemoryService:
 
     async def remember_many(self, owner: str, items: object, wait_ms: object = 0) -> list[RememberOutcome]:
         """Every item checked before anything is stored, then all filed in one transaction: a
-        bad item, or a key reused for another fact, names its index and stores nothing."""
+        bad item, a key reused for another fact, or a memory it cannot supersede (two items
+        naming one included) names its index and stores nothing."""
         if not isinstance(items, list) or not 1 <= len(items) <= validation.MAX_ITEMS:
             raise InvalidInput(
                 f"items must be a list of 1 to {validation.MAX_ITEMS} facts, got {validation.show(items)}"
             )
-        requests = []
+        requests: list[JobRequest] = []
+        superseded_by: dict[str, int] = {}  # memory id -> the item that supersedes it
         for index, item in enumerate(items):
             if not isinstance(item, dict):
                 raise InvalidInput(f"items[{index}] must be an object with a text, got {validation.show(item)}")
@@ -216,15 +218,28 @@ class MemoryService:
                         item.get("idempotency_key"),
                         item.get("occurred_at"),
                         item.get("expires_at"),
+                        item.get("supersedes"),
                     )
                 )
             except InvalidInput as exc:
                 raise InvalidInput(f"items[{index}]: {exc}") from None
+            for memory_id in requests[-1].supersedes:
+                # One fact replaces a memory: a second would find it gone and be dropped unseen.
+                if memory_id in superseded_by:
+                    raise InvalidInput(
+                        f"items[{index}]: supersedes names {memory_id!r}, which items[{superseded_by[memory_id]}]"
+                        " already supersedes; nothing was stored"
+                    )
+                superseded_by[memory_id] = index
         wait = validation.wait_ms(wait_ms)
         try:
             return await self._file(owner, requests, wait)
         except KeyReused as exc:
             raise IdempotencyKeyReused(f"items[{exc.index}]: {exc}") from None
+        except SupersedeUnknown as exc:
+            raise NotFound(f"items[{exc.index}]: {exc}") from None
+        except SupersedeRefused as exc:
+            raise InvalidInput(f"items[{exc.index}]: {exc}") from None
 
     def _request(
         self,

@@ -235,3 +235,26 @@ async def test_remember_many_with_one_bad_item_names_it_and_stores_nothing(servi
     with pytest.raises(IdempotencyKeyReused, match=r"items\[2\]: idempotency_key 'k-three'"):
         await service.remember_many("local", [*good, {"text": "Not fact three", "idempotency_key": "k-three"}])
     assert sum((await service.stats()).queue.values()) == 1
+
+
+async def test_remember_many_supersedes_per_item_and_names_the_item_it_refuses(service: MemoryService):
+    old = (await service.remember("local", "The build server is ci-old.example.org", wait_ms=10000)).job
+    other = (await service.remember("local", "Builds take 12 minutes", wait_ms=10000)).job
+    target = [old.memory_id]
+    cases = [
+        ([{"text": "a"}, {"text": "b", "supersedes": ["m_0000000000000000"]}], NotFound, r"items\[1\]: supersedes"),
+        (
+            [{"text": "a", "supersedes": target}, {"text": "b", "supersedes": [other.memory_id, *target]}],
+            InvalidInput,
+            rf"items\[1\]: supersedes names '{old.memory_id}', which items\[0\] already supersedes; nothing was",
+        ),
+        ([{"text": "a"}, {"text": "b", "supersedes": "m_0000000000000000"}], InvalidInput, r"items\[1\]: supersedes"),
+    ]
+    for items, error, message in cases:
+        with pytest.raises(error, match=message):
+            await service.remember_many("local", items)
+    assert sum((await service.stats()).queue.values()) == 2  # the two remembered above, nothing more
+    filed = await service.remember_many(
+        "local", [{"text": "The build server is ci.example.org", "supersedes": target}], wait_ms=10000
+    )
+    assert (await service.history("local", old.memory_id)).superseded_by == filed[0].job.memory_id

@@ -102,7 +102,14 @@ def curate_until_llm(
                 with writer.savepoint():
                     candidates = nominate.candidates(job.id) if nominate else None
                     evaluation = evaluate(
-                        writer, lane, job.text, vectors.get(job.id), settings, llm_available, candidates
+                        writer,
+                        lane,
+                        job.text,
+                        vectors.get(job.id),
+                        settings,
+                        llm_available,
+                        candidates,
+                        job.supersedes,
                     )
                     if evaluation.action == "ask_llm":
                         _renew(writer, lane, holder, llm_hold_s)  # keep the lane while the LLM thinks
@@ -243,7 +250,8 @@ def apply_plan(
 
 
 def needs_vector(reader: StoreReader, lane: int, batch: Sequence[QueuedJob], curation_enabled: bool) -> list[str]:
-    """Ids of the jobs that may create a memory (so need a vector): not exact repeats."""
+    """Ids of the jobs that may create a memory (so need a vector): not exact repeats, except
+    that a job that supersedes memories creates one whatever its text (see evaluate)."""
     if not curation_enabled:
         return [job.id for job in batch]
     keys = {job.id: norm_key(job.text) for job in batch}
@@ -252,7 +260,7 @@ def needs_vector(reader: StoreReader, lane: int, batch: Sequence[QueuedJob], cur
     seen: set[str] = set()
     for job in batch:
         key = keys[job.id]
-        if key not in existing and key not in seen:
+        if job.supersedes or (key not in existing and key not in seen):
             wanted.append(job.id)
         seen.add(key)
     return wanted

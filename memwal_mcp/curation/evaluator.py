@@ -1,6 +1,9 @@
 """The one evaluator: what should happen to a proposal (a queued job) in its lane.
 
 Order (DESIGN.md):
+  0. a proposal that supersedes memories -> CREATE, always, with no LLM call: it replaces
+     them, so folding it into one (a repeat, a merge, a SKIP) would leave nothing to replace
+     them with, and the replacement would be lost (undo of it brings back exactly them);
   1. exact normalized-text match with a live memory -> occurrence (no LLM);
   2. nominees: kNN (cosine >= threshold) with an embedder, FTS5 terms without one
      (the degraded path, marked `curation_nominator_degraded`);
@@ -15,6 +18,7 @@ Similarity alone never folds anything.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -48,9 +52,12 @@ def evaluate(
     settings: CurationSettings,
     llm_available: bool,
     candidates: list[VectorMatch] | None = None,
+    supersedes: Sequence[str] = (),
 ) -> Evaluation:
     if not settings.enabled:
         return Evaluation("create", "curation disabled")
+    if supersedes:
+        return Evaluation("create", f"supersedes {', '.join(supersedes)}: a memory of its own")
     wanted = normalize_text(text)
     for rowid, memory_id, body in reader.live_by_norm_key(lane, norm_key(text)):
         if normalize_text(body) == wanted:  # the key is a hash: confirm on the text itself

@@ -292,8 +292,10 @@ class StoreWriter(StoreReader, Protocol):
         """Each request filed as insert_job files one, all in one transaction, in order. Nothing
         is stored when a request's key was used for a job that differs from it in text,
         namespace, occurred_at, expires_at or supersedes (KeyReused names the request and field),
-        or when a supersedes id is not a live memory of the owner (NotFound for an unknown or
-        another owner's id, InvalidInput for a forgotten, merged or superseded one, naming it)."""
+        or when a supersedes id is not a live memory of the owner (SupersedeUnknown, a NotFound,
+        for an unknown or another owner's id; SupersedeRefused, an InvalidInput, for a forgotten,
+        merged or superseded one), or one a queued job of the owner already supersedes
+        (SupersedeRefused naming that job): each names the id and the request's index."""
 
     def insert_analysis(
         self, owner: str, namespace: str, text: str, facts: Sequence[JobRequest], now: float
@@ -317,7 +319,10 @@ class StoreWriter(StoreReader, Protocol):
         when either has no expiry. The live memories the job supersedes (`memory_id` itself
         excepted) are retired with `superseded_by` = memory_id, and memory_id gets a revision
         with its body unchanged, decision `superseded`, merged_ids naming them (undo of
-        memory_id brings them back)."""
+        memory_id brings them back). Those it names but cannot supersede (no longer live:
+        superseded, merged or forgotten meanwhile, or memory_id itself) are left as they are,
+        and the job's `error` says which and why (`not superseded: m_… (m_… superseded it
+        first)`): a done job's error is such a note, never a failure."""
 
     def mark_attempt_failed(self, job_id: str, error: str, retry_at: float | None, now: float) -> None: ...
 

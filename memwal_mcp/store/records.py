@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..errors import IdempotencyKeyReused, InvalidInput
+from ..errors import IdempotencyKeyReused, InvalidInput, NotFound
 from ..records import Job
 
 
@@ -80,6 +80,80 @@ def new_job_id() -> str:
     return "j_" + secrets.token_hex(8)
 
 
+def ids_of(column: str | None) -> tuple[str, ...]:
+    """Memory ids kept comma-separated in one column (ids never hold a comma)."""
+    return tuple(column.split(",")) if column else ()
+
+
+class SupersedeUnknown(NotFound):
+    """Request `index` of an insert_jobs call supersedes an id that is no memory of the owner
+    (another owner's id looks the same): the call stores nothing."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+class SupersedeRefused(InvalidInput):
+    """Request `index` of an insert_jobs call supersedes a memory that cannot be replaced
+    (forgotten, merged, superseded, or named by a queued job already): the call stores nothing."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+# What a supersedes id's memory is, as a backend reads it: (status, retired_into, superseded_by).
+MemoryState = tuple[str, str | None, str | None]
+
+
+def check_supersedable(index: int, memory_id: str, state: MemoryState | None, queued_by: str | None) -> None:
+    """A fact can replace only a live memory of its own owner, and only one fact at a time: a
+    second fact filed while the first is queued would find the memory gone once the first is
+    curated, and be dropped unseen. `queued_by`: a queued job of the owner that supersedes it."""
+    if state is None:
+        raise SupersedeUnknown(
+            index, f"supersedes names {memory_id!r}, which is no memory of yours; nothing was stored"
+        )
+    status, into, by = state
+    if status == "forgotten":
+        raise SupersedeRefused(index, f"supersedes names {memory_id!r}, which was forgotten; nothing was stored")
+    if by is not None:
+        raise SupersedeRefused(
+            index, f"supersedes names {memory_id!r}, which {by!r} already superseded; nothing was stored"
+        )
+    if status != "live":
+        raise SupersedeRefused(
+            index,
+            f"supersedes names {memory_id!r}, which was merged into {into!r}: supersede {into!r}; nothing was stored",
+        )
+    if queued_by is not None:
+        raise SupersedeRefused(
+            index,
+            f"supersedes names {memory_id!r}, which is already being superseded by queued job {queued_by};"
+            " nothing was stored",
+        )
+
+
+def not_superseded(memory_id: str, missed: Sequence[tuple[str, MemoryState | None]]) -> str | None:
+    """What a curated job says of the memories it named but could not supersede (another fact
+    superseded one first, a consolidation merged it, a forget erased it): never dropped
+    unsaid. None when it superseded them all."""
+    said = []
+    for other, state in missed:
+        status, into, by = state or ("forgotten", None, None)
+        if other == memory_id:
+            why = "this fact was folded into it"
+        elif by is not None:
+            why = f"{by} superseded it first"
+        elif status == "retired":
+            why = f"it was merged into {into}"
+        else:
+            why = "it was forgotten"
+        said.append(f"{other} ({why})")
+    return f"not superseded: {'; '.join(said)}" if said else None
+
+
 @dataclass(frozen=True, slots=True)
 class KeyCopies:
     """How often one normalized text is stored in some lanes (within a time window, if given)."""
@@ -123,6 +197,17 @@ class QueuedJob:
     created_at: float
     occurred_at: float | None
     expires_at: float | None = None
+    # The memories it replaces: curation makes such a job a memory of its own, never a merge.
+    supersedes: tuple[str, ...] = ()
+
+
+def queued_job(row: Sequence) -> QueuedJob:
+    """A queued job from a row of seq, id, owner, namespace, lane_id, text, attempts,
+    created_at, occurred_at, expires_at, supersedes (the column as stored)."""
+    seq, job_id, owner, namespace, lane, text, attempts, created_at, occurred_at, expires_at, supersedes = row
+    return QueuedJob(
+        seq, job_id, owner, namespace, lane, text, attempts, created_at, occurred_at, expires_at, ids_of(supersedes)
+    )
 
 
 class JobWithdrawn(Exception):

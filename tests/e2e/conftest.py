@@ -112,6 +112,21 @@ def tool_text(result: Any) -> str:
     return "\n".join(block.text for block in result.content if getattr(block, "type", None) == "text")
 
 
+async def call_ok(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
+    """The structured content of a call that must succeed."""
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, tool_text(result)
+    return dict(result.structured_content or {})
+
+
+async def call_refused(session: ClientSession, tool: str, **arguments: Any) -> str:
+    """The message of a call that must be a tool error, without the SDK's 'Error executing tool
+    ...: ' before it."""
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error, result
+    return tool_text(result).removeprefix(f"Error executing tool {tool}: ")
+
+
 # --- a raw JSON-RPC peer over pipes (for stdout purity and SIGKILL) ---------------
 
 

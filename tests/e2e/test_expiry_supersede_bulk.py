@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 
-from tests.e2e.conftest import MEMWAL, db_rows, mcp_stdio_session, tool_text
+from tests.e2e.conftest import MEMWAL, call_ok, call_refused, db_rows, mcp_stdio_session, tool_text
 
 pytestmark = pytest.mark.slow
 
@@ -19,18 +18,6 @@ WORD = "Qwzxplorf"  # kept verbatim by the full-text index, so a leftover copy w
 EXPIRED = f"The {WORD} promo code is valid this week only"
 KEPT = "The promo page lives at https://shop.example.com/promo"
 CLI_EXPIRED = f"The {WORD} promo page moved to https://shop.example.com/deals for June"
-
-
-async def _call(session: Any, tool: str, **arguments: Any) -> dict[str, Any]:
-    result = await session.call_tool(tool, arguments)
-    assert not result.is_error, tool_text(result)
-    return dict(result.structured_content)
-
-
-async def _refused(session: Any, tool: str, **arguments: Any) -> str:
-    result = await session.call_tool(tool, arguments)
-    assert result.is_error, result
-    return tool_text(result)
 
 
 def _leaks(folder: Path, *needles: str) -> list[str]:
@@ -50,13 +37,13 @@ async def test_an_expired_memory_leaves_recall_and_list_and_purge_erases_it_from
     env = server_env(MEMWAL_DB_PATH=str(db))
     with anyio.fail_after(180):
         async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
-            gone = await _call(session, "memwal_remember", text=EXPIRED, expires_at="2020-01-31", wait_ms=20000)
-            kept = await _call(session, "memwal_remember", text=KEPT, expires_at="2999-12-31", wait_ms=20000)
+            gone = await call_ok(session, "memwal_remember", text=EXPIRED, expires_at="2020-01-31", wait_ms=20000)
+            kept = await call_ok(session, "memwal_remember", text=KEPT, expires_at="2999-12-31", wait_ms=20000)
             assert gone["expires_at"].startswith("2020-01-31") and gone["status"] == "done"
 
-            recalled = await _call(session, "memwal_recall", query="promo code this week", limit=10)
+            recalled = await call_ok(session, "memwal_recall", query="promo code this week", limit=10)
             assert [hit["id"] for hit in recalled["hits"]] == [kept["memory_id"]]
-            listed = await _call(session, "memwal_list")
+            listed = await call_ok(session, "memwal_list")
             assert [m["id"] for m in listed["memories"]] == [kept["memory_id"]]
 
             result = await session.call_tool(
@@ -67,7 +54,7 @@ async def test_an_expired_memory_leaves_recall_and_list_and_purge_erases_it_from
             assert hits[gone["memory_id"]]["expired"] and not hits[kept["memory_id"]]["expired"]
             text = tool_text(result)
             assert f"[expired 2020-01-31] {EXPIRED}" in text and f"[expires 2999-12-31] {KEPT}" in text
-            listed = await _call(session, "memwal_list", include_expired=True)
+            listed = await call_ok(session, "memwal_list", include_expired=True)
             assert {m["id"]: m["expired"] for m in listed["memories"]} == {
                 gone["memory_id"]: True,
                 kept["memory_id"]: False,
@@ -107,8 +94,8 @@ async def test_supersede_hides_the_old_fact_links_history_and_undo_restores_it(s
     with anyio.fail_after(180):
         async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
             theirs_env = server_env(MEMWAL_OWNER="bob")
-            old = await _call(session, "memwal_remember", text="User prefers dark roast coffee", wait_ms=20000)
-            new = await _call(
+            old = await call_ok(session, "memwal_remember", text="User prefers dark roast coffee", wait_ms=20000)
+            new = await call_ok(
                 session,
                 "memwal_remember",
                 text="User switched from coffee to green tea",
@@ -116,7 +103,7 @@ async def test_supersede_hides_the_old_fact_links_history_and_undo_restores_it(s
                 wait_ms=20000,
             )
             assert new["supersedes"] == [old["memory_id"]]
-            found = await _call(session, "memwal_recall", query="coffee", limit=10)
+            found = await call_ok(session, "memwal_recall", query="coffee", limit=10)
             assert [hit["id"] for hit in found["hits"]] == [new["memory_id"]]
             shown = await session.call_tool(
                 "memwal_recall", {"query": "coffee", "limit": 10, "include_superseded": True}
@@ -125,9 +112,9 @@ async def test_supersede_hides_the_old_fact_links_history_and_undo_restores_it(s
             assert marks == {new["memory_id"]: None, old["memory_id"]: new["memory_id"]}
             assert f"[superseded by {new['memory_id']}]" in tool_text(shown)
 
-            old_history = await _call(session, "memwal_history", memory_id=old["memory_id"])
+            old_history = await call_ok(session, "memwal_history", memory_id=old["memory_id"])
             assert (old_history["status"], old_history["superseded_by"]) == ("superseded", new["memory_id"])
-            new_history = await _call(session, "memwal_history", memory_id=new["memory_id"])
+            new_history = await call_ok(session, "memwal_history", memory_id=new["memory_id"])
             assert new_history["supersedes"] == [old["memory_id"]]
             assert new_history["revisions"][0]["replaced_by"] == "superseded"
 
@@ -136,17 +123,17 @@ async def test_supersede_hides_the_old_fact_links_history_and_undo_restores_it(s
     assert old["memory_id"] in undo.stdout
     with anyio.fail_after(180):
         async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
-            found = await _call(session, "memwal_recall", query="dark roast coffee", limit=10)
+            found = await call_ok(session, "memwal_recall", query="dark roast coffee", limit=10)
             assert old["memory_id"] in [hit["id"] for hit in found["hits"]]
-            assert (await _call(session, "memwal_history", memory_id=old["memory_id"]))["status"] == "live"
+            assert (await call_ok(session, "memwal_history", memory_id=old["memory_id"]))["status"] == "live"
 
         # Another owner's id, or an unknown one, is refused by name and nothing is stored.
         async with mcp_stdio_session(theirs_env, tmp_path / "stderr-bob.log") as (bob, _):
-            before = await _call(bob, "memwal_list")
+            before = await call_ok(bob, "memwal_list")
             for foreign in (old["memory_id"], "m_0000000000000000"):
-                message = await _refused(bob, "memwal_remember", text="Bob's correction", supersedes=[foreign])
+                message = await call_refused(bob, "memwal_remember", text="Bob's correction", supersedes=[foreign])
                 assert foreign in message and "nothing was stored" in message
-            assert await _call(bob, "memwal_list") == before
+            assert await call_ok(bob, "memwal_list") == before
             assert db_rows(env_db(env), "SELECT COUNT(*) FROM remember_jobs WHERE owner = 'bob'") == [(0,)]
 
 
@@ -164,11 +151,11 @@ async def test_forgetting_the_replacement_brings_the_old_fact_back_to_recall(ser
     replacement = f"User switched from coffee to {WORD} green tea"
     with anyio.fail_after(180):
         async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
-            old = await _call(session, "memwal_remember", text="User prefers dark roast coffee", wait_ms=20000)
-            new = await _call(
+            old = await call_ok(session, "memwal_remember", text="User prefers dark roast coffee", wait_ms=20000)
+            new = await call_ok(
                 session, "memwal_remember", text=replacement, supersedes=[old["memory_id"]], wait_ms=20000
             )
-            found = await _call(session, "memwal_recall", query="dark roast coffee", limit=10)
+            found = await call_ok(session, "memwal_recall", query="dark roast coffee", limit=10)
             assert [hit["id"] for hit in found["hits"]] == [new["memory_id"]]
             assert _leaks(db.parent, WORD) and _tables_holding(db, WORD), "the checks must see the text first"
 
@@ -177,9 +164,9 @@ async def test_forgetting_the_replacement_brings_the_old_fact_back_to_recall(ser
             assert result.structured_content["live_again"] == [old["memory_id"]]
             assert f"{old['memory_id']}, which it superseded, is live again" in tool_text(result)
 
-            found = await _call(session, "memwal_recall", query="dark roast coffee", limit=10)
+            found = await call_ok(session, "memwal_recall", query="dark roast coffee", limit=10)
             assert [hit["id"] for hit in found["hits"]] == [old["memory_id"]]
-            assert [m["id"] for m in (await _call(session, "memwal_list"))["memories"]] == [old["memory_id"]]
+            assert [m["id"] for m in (await call_ok(session, "memwal_list"))["memories"]] == [old["memory_id"]]
             history = await session.call_tool("memwal_history", {"memory_id": old["memory_id"]})
             assert history.structured_content["status"] == "live" and "undo" not in tool_text(history)
             assert _leaks(db.parent, WORD, replacement) == []
@@ -197,19 +184,21 @@ async def test_remember_many_takes_100_facts_in_one_call_refuses_a_bad_one_and_r
     with anyio.fail_after(240):
         async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
             bad = [*items[:40], {"text": "Host h999 runs", "occurred_at": "yesterday"}, *items[41:]]
-            message = await _refused(session, "memwal_remember_many", items=bad)
+            message = await call_refused(session, "memwal_remember_many", items=bad)
             assert "items[40]" in message and "occurred_at" in message and "\n" not in message
-            unknown = await _refused(session, "memwal_remember_many", items=[*items[:3], {"text": "x", "colour": 1}])
+            unknown = await call_refused(
+                session, "memwal_remember_many", items=[*items[:3], {"text": "x", "colour": 1}]
+            )
             assert "items[3].colour" in unknown
             assert db_rows(env_db(env), "SELECT COUNT(*) FROM remember_jobs") == [(0,)]
 
-            first = await _call(session, "memwal_remember_many", items=items, wait_ms=30000)
+            first = await call_ok(session, "memwal_remember_many", items=items, wait_ms=30000)
             assert len(first["jobs"]) == 100
             assert [job["job_id"] for job in first["jobs"]] == [
                 row[0] for row in db_rows(env_db(env), "SELECT id FROM remember_jobs ORDER BY seq")
             ]
             assert not any(job["replayed"] for job in first["jobs"])
-            again = await _call(session, "memwal_remember_many", items=items)
+            again = await call_ok(session, "memwal_remember_many", items=items)
             assert [job["job_id"] for job in again["jobs"]] == [job["job_id"] for job in first["jobs"]]
             assert all(job["replayed"] for job in again["jobs"])
             assert db_rows(env_db(env), "SELECT COUNT(*) FROM remember_jobs") == [(100,)]

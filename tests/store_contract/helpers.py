@@ -85,6 +85,26 @@ def remember(
     return Stored(pk, memory_id, job, lane)
 
 
+def curate_created(writer: StoreWriter, job: Job, now: float) -> str:
+    """What the worker writes for a job that becomes a memory of its own, inside the caller's
+    transaction: the memory's id."""
+    _, memory_id = writer.create_memory(
+        owner=job.owner,
+        namespace=job.namespace,
+        lane=lane_of(writer, job.owner, job.namespace),
+        body=job.text,
+        key=norm_key(job.text),
+        source_job_id=job.id,
+        vector=None,
+        model_id=None,
+        now=now,
+        created_at=job.created_at,
+    )
+    writer.mark_done(job.id, "created", memory_id, now)
+    writer.bump_counters(["curation_created"])
+    return memory_id
+
+
 @dataclass(frozen=True)
 class Exported:
     """Every record an export of the store holds, in iter_* order."""

@@ -10,11 +10,11 @@ import pytest
 
 from memwal_mcp.errors import InvalidInput, NotFound
 from memwal_mcp.normalize import norm_key
-from memwal_mcp.records import ANALYZED
+from memwal_mcp.records import ANALYZED, Job
 from memwal_mcp.store import Store, StoreReader, StoreWriter
-from memwal_mcp.store.records import JobRequest, KeyReused
+from memwal_mcp.store.records import JobRequest, KeyReused, SupersedeRefused, SupersedeUnknown
 
-from .helpers import T0, Stored, everything, lane_of, prepare_vectors, remember, unit_vectors
+from .helpers import T0, Stored, curate_created, everything, lane_of, prepare_vectors, remember, unit_vectors
 
 
 def _curate(w: StoreWriter, job_id: str, decision: str, memory: Stored, at: float) -> None:
@@ -22,6 +22,12 @@ def _curate(w: StoreWriter, job_id: str, decision: str, memory: Stored, at: floa
         if decision == "occurrence":
             w.add_occurrence(memory.pk, at)
         w.mark_done(job_id, decision, memory.id, at)
+
+
+def _create(w: StoreWriter, job: Job, at: float) -> str:
+    """Curate a filed job into a memory of its own, as the worker does: its memory id."""
+    with w.transaction():
+        return curate_created(w, job, at)
 
 
 async def test_insert_jobs_files_all_in_order_or_nothing(store: Store) -> None:
@@ -69,6 +75,85 @@ async def test_supersedes_must_name_live_memories_of_the_owner(store: Store) -> 
             await store.write(lambda w, r=request: w.insert_jobs("alice", [r], T0 + 3))
     queued = await store.read(lambda r: r.next_batch(mine.lane, 10, T0 + 10))
     assert queued == []
+
+
+async def test_a_memory_a_queued_job_supersedes_is_refused_to_a_second_fact(store: Store) -> None:
+    """Two facts superseding one memory: once the first is curated the memory is gone, and the
+    second would be dropped unseen. It is refused when filed, naming the queued job, by index."""
+
+    def build(w: StoreWriter) -> tuple[Stored, Stored, str]:
+        old = remember(w, "alice", "default", "The API timeout is 30 s")
+        other = remember(w, "alice", "default", "Deploys go out on Fridays", at=T0 + 1)
+        ((first, _),) = w.insert_jobs(
+            "alice", [JobRequest("default", "The API timeout is 42 s", "k1", supersedes=(old.id,))], T0 + 2
+        )
+        return old, other, first.id
+
+    old, other, first = await store.write(build)
+    said = f"supersedes names {old.id!r}, which is already being superseded by queued job {first}; nothing was stored"
+    for requests, index in (
+        ([JobRequest("default", "The API timeout is 60 s", supersedes=(old.id,))], 0),
+        (
+            [
+                JobRequest("default", "An unrelated fact"),
+                JobRequest("work", "The API timeout is 60 s", "k2", supersedes=(other.id, old.id)),
+            ],
+            1,
+        ),
+    ):
+        with pytest.raises(SupersedeRefused) as raised:
+            await store.write(lambda w, rs=requests: w.insert_jobs("alice", rs, T0 + 3))
+        assert (str(raised.value), raised.value.index) == (said, index)
+    jobs = (await store.read(everything)).jobs
+    assert [j.id for j in jobs if j.status == "queued"] == [first]  # the refused calls stored nothing
+    # A retry of the first (its key) is the same job, not a second supersede.
+    again = await store.write(
+        lambda w: w.insert_jobs(
+            "alice", [JobRequest("default", "The API timeout is 42 s", "k1", supersedes=(old.id,))], T0 + 4
+        )
+    )
+    assert [(j.id, replayed) for j, replayed in again] == [(first, True)]
+    # Another memory is free to be superseded; another owner's fact cannot even see this one.
+    ((free, _),) = await store.write(
+        lambda w: w.insert_jobs(
+            "alice", [JobRequest("default", "Deploys go out daily", supersedes=(other.id,))], T0 + 5
+        )
+    )
+    assert free.supersedes == (other.id,)
+    with pytest.raises(SupersedeUnknown, match=old.id):
+        await store.write(lambda w: w.insert_jobs("bob", [JobRequest("default", "x", supersedes=(old.id,))], T0 + 6))
+
+
+async def test_a_memory_no_longer_live_when_the_job_is_curated_is_named_on_the_job(store: Store) -> None:
+    """A target superseded first by another fact (a replica that filed it at the same time; here
+    an undo undone), or forgotten, while the job waited: the job supersedes what it still can and
+    says what it could not, instead of dropping it unsaid."""
+
+    def build(w: StoreWriter) -> tuple[Stored, Stored, str, str, Job]:
+        contested = remember(w, "alice", "default", "Standup is at 9:00")
+        erased = remember(w, "alice", "default", "Standup is in room 4", at=T0 + 1)
+        kept = remember(w, "alice", "default", "Standup lasts 15 minutes", at=T0 + 2)
+        ((rival, _),) = w.insert_jobs(
+            "alice", [JobRequest("default", "Standup is at 9:30", supersedes=(contested.id,))], T0 + 3
+        )
+        rival_id = _create(w, rival, T0 + 3)
+        w.undo_last_change("alice", rival_id)  # contested is live again ...
+        ((job, _),) = w.insert_jobs(
+            "alice",
+            [JobRequest("default", "Standup is at 10:00", supersedes=(contested.id, erased.id, kept.id))],
+            T0 + 4,
+        )
+        w.undo_last_change("alice", rival_id)  # ... and superseded by the rival again
+        w.forget_memory("alice", erased.id)
+        return contested, erased, kept.id, rival_id, job
+
+    contested, erased, kept, rival, job = await store.write(build)
+    new = await store.write(lambda w: _create(w, job, T0 + 5))
+    done = (await store.read(lambda r: r.jobs_by_id("alice", [job.id])))[job.id]
+    assert (done.status, done.decision, done.memory_id) == ("done", "created", new)
+    assert done.error == f"not superseded: {contested.id} ({rival} superseded it first); {erased.id} (it was forgotten)"
+    assert await store.read(lambda r: r.superseded_by("alice", new)) == [kept]
+    assert await store.read(lambda r: r.superseded_by("alice", rival)) == [contested.id]
 
 
 async def test_expiry_comes_from_the_job_and_a_repeat_extends_it(store: Store) -> None:
@@ -289,20 +374,7 @@ async def test_an_expired_memory_that_was_superseded_is_still_expired(store: Sto
 
     def curated(w: StoreWriter, request: JobRequest, at: float) -> str:
         ((job, _),) = w.insert_jobs("alice", [request], at)
-        with w.transaction():
-            _, memory_id = w.create_memory(
-                owner="alice",
-                namespace="default",
-                lane=lane_of(w, "alice", "default"),
-                body=job.text,
-                key=norm_key(job.text),
-                source_job_id=job.id,
-                vector=None,
-                model_id=None,
-                now=at,
-            )
-            w.mark_done(job.id, "created", memory_id, at)
-        return memory_id
+        return _create(w, job, at)
 
     def build(w: StoreWriter) -> tuple[str, str]:
         old = curated(w, JobRequest("default", "Flash sale on espresso beans", expires_at=T0 + 50), T0)

@@ -5,34 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from memwal_mcp.normalize import norm_key
 from memwal_mcp.records import Job
 from memwal_mcp.store import Store, StoreReader, StoreWriter
 
-from .helpers import T0, Exported, everything, lane_of, owner_totals
+from .helpers import T0, Exported, curate_created, everything, lane_of, owner_totals
 
 
 class Boom(Exception):
     pass
-
-
-def _curate(w: StoreWriter, job: Job, now: float = T0 + 1) -> str:
-    """What the worker writes for one job (inside the caller's transaction)."""
-    _, memory_id = w.create_memory(
-        owner=job.owner,
-        namespace=job.namespace,
-        lane=lane_of(w, job.owner, job.namespace),
-        body=job.text,
-        key=norm_key(job.text),
-        source_job_id=job.id,
-        vector=None,
-        model_id=None,
-        now=now,
-        created_at=job.created_at,
-    )
-    w.mark_done(job.id, "created", memory_id, now)
-    w.bump_counters(["curation_created"])
-    return memory_id
 
 
 async def _file(store: Store, *texts: str) -> list[Job]:
@@ -49,7 +29,7 @@ async def test_a_failed_transaction_writes_nothing(store: Store) -> None:
 
     def fail(w: StoreWriter) -> None:
         with w.transaction():
-            _curate(w, job)
+            curate_created(w, job, T0 + 1)
             raise Boom
 
     with pytest.raises(Boom):
@@ -64,7 +44,7 @@ async def test_a_transaction_commits_what_it_wrote(store: Store) -> None:
 
     def curate(w: StoreWriter) -> str:
         with w.transaction():
-            return _curate(w, job)
+            return curate_created(w, job, T0 + 1)
 
     memory_id = await store.write(curate)
     found = await store.read(lambda r: r.memory_by_id("alice", memory_id))
@@ -81,7 +61,7 @@ async def test_a_failed_savepoint_rolls_back_its_part_only(store: Store) -> None
             for job in (first, failing, last):
                 try:
                     with w.savepoint():
-                        memory_id = _curate(w, job)
+                        memory_id = curate_created(w, job, T0 + 1)
                         if job is failing:
                             raise Boom
                     kept.append(memory_id)
@@ -108,7 +88,7 @@ async def test_a_savepoint_that_succeeds_commits_with_its_transaction(store: Sto
     def curate_then_fail(w: StoreWriter) -> None:
         with w.transaction():
             with w.savepoint():
-                _curate(w, job)
+                curate_created(w, job, T0 + 1)
             raise Boom  # after the savepoint: the whole transaction goes
 
     before = await store.read(_state)

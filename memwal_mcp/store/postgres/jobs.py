@@ -15,10 +15,21 @@ from collections.abc import Sequence
 
 from psycopg import Connection
 
-from ...errors import InvalidInput, NotFound
 from ...records import ANALYZED, Job
 from ..leases import holder_is_dead
-from ..records import JobRequest, JobWithdrawn, Lane, QueuedJob, check_replay, new_job_id
+from ..records import (
+    JobRequest,
+    JobWithdrawn,
+    Lane,
+    MemoryState,
+    QueuedJob,
+    check_replay,
+    check_supersedable,
+    ids_of,
+    new_job_id,
+    not_superseded,
+    queued_job,
+)
 from . import migrations, revisions
 
 log = logging.getLogger(__name__)
@@ -27,7 +38,7 @@ JOB_COLUMNS = (
     "id, owner, namespace, text, idempotency_key, status, attempts, decision, memory_id, error, created_at, updated_at,"
     " occurred_at, expires_at, supersedes, source_job_id"
 )
-_QUEUED_COLUMNS = "seq, id, owner, namespace, lane_id, text, attempts, created_at, occurred_at, expires_at"
+_QUEUED_COLUMNS = "seq, id, owner, namespace, lane_id, text, attempts, created_at, occurred_at, expires_at, supersedes"
 
 
 def job_of(row: Sequence) -> Job:
@@ -55,11 +66,6 @@ def job_of(row: Sequence) -> Job:
 
 
 _job = job_of
-
-
-def ids_of(column: str | None) -> tuple[str, ...]:
-    """Memory ids kept comma-separated in one column (ids never hold a comma)."""
-    return tuple(column.split(",")) if column else ()
 
 
 def ensure_lane(conn: Connection, owner: str, namespace: str) -> int:
@@ -104,7 +110,7 @@ def insert_jobs(conn: Connection, owner: str, requests: Sequence[JobRequest], no
     with conn.transaction():
         filed = []
         for index, request in enumerate(requests):
-            job, replayed = _insert(conn, owner, request, now)
+            job, replayed = _insert(conn, owner, request, now, index=index)
             if replayed:
                 check_replay(index, request, job)
             filed.append((job, replayed))
@@ -135,17 +141,20 @@ def insert_analysis(
 
 
 def _insert(
-    conn: Connection, owner: str, request: JobRequest, now: float, source: str | None = None
+    conn: Connection, owner: str, request: JobRequest, now: float, source: str | None = None, index: int = 0
 ) -> tuple[Job, bool]:
     """Inside the caller's transaction: the job, or the one already filed under its key (True).
-    ON CONFLICT DO NOTHING lets a key race lose without aborting the caller's batch."""
+    ON CONFLICT DO NOTHING lets a key race lose without aborting the caller's batch. `index`:
+    the request's place in its call, named by a refusal."""
     key = request.idempotency_key
     if key is not None:
         known = _by_key(conn, owner, key)
         if known is not None:
             return known, True
+    if request.supersedes:
+        _lock_memories(conn, owner, request.supersedes)
     for memory_id in request.supersedes:
-        _check_supersedable(conn, owner, memory_id)
+        check_supersedable(index, memory_id, _state(conn, owner, memory_id), _queued_superseder(conn, owner, memory_id))
     lane = ensure_lane(conn, owner, request.namespace)
     job_id = new_job_id()
     inserted = conn.execute(
@@ -193,23 +202,32 @@ def _insert(
     return job, False
 
 
-def _check_supersedable(conn: Connection, owner: str, memory_id: str) -> None:
-    """A fact can replace only a live memory of its own owner; another owner's id is as unknown
-    as one that never existed (the wall says nothing about what is behind it)."""
+def _lock_memories(conn: Connection, owner: str, memory_ids: Sequence[str]) -> None:
+    """Lock the rows until the caller commits, in one order: two replicas filing a supersede of
+    one memory at once take turns (never a deadlock), and the second sees the first's queued job."""
+    conn.execute(
+        "SELECT 1 FROM memories WHERE owner = %s AND id = ANY(%s) ORDER BY id FOR UPDATE", (owner, list(memory_ids))
+    )
+
+
+def _state(conn: Connection, owner: str, memory_id: str) -> MemoryState | None:
+    """Another owner's memory is as unknown as one that never existed (the wall says nothing
+    about what is behind it)."""
     found = conn.execute(
         "SELECT status, retired_into, superseded_by FROM memories WHERE owner = %s AND id = %s", (owner, memory_id)
     ).fetchone()
-    if found is None:
-        raise NotFound(f"supersedes names {memory_id!r}, which is no memory of yours; nothing was stored")
-    status, into, by = found
-    if status == "forgotten":
-        raise InvalidInput(f"supersedes names {memory_id!r}, which was forgotten; nothing was stored")
-    if by is not None:
-        raise InvalidInput(f"supersedes names {memory_id!r}, which {by!r} already superseded; nothing was stored")
-    if status != "live":
-        raise InvalidInput(
-            f"supersedes names {memory_id!r}, which was merged into {into!r}: supersede {into!r}; nothing was stored"
-        )
+    return (found[0], found[1], found[2]) if found else None
+
+
+def _queued_superseder(conn: Connection, owner: str, memory_id: str) -> str | None:
+    """A queued job of the owner that supersedes the memory: among the queued jobs that
+    supersede anything, by their index (migration 003), not the owner's whole journal."""
+    found = conn.execute(
+        "SELECT id FROM remember_jobs WHERE owner = %s AND status = 'queued' AND supersedes IS NOT NULL"
+        " AND %s = ANY(string_to_array(supersedes, ',')) LIMIT 1",
+        (owner, memory_id),
+    ).fetchone()
+    return found[0] if found else None
 
 
 def _by_key(conn: Connection, owner: str, key: str) -> Job | None:
@@ -263,7 +281,7 @@ def queued_fairly(conn: Connection, lanes: Sequence[int], max_chars: int, max_jo
             " ORDER BY seq DESC LIMIT %s",
             (lane, max_jobs),
         ).fetchall()
-        per_lane.append([QueuedJob(*row) for row in rows])
+        per_lane.append([queued_job(row) for row in rows])
     taken: list[QueuedJob] = []
     chars = 0
     depth = 0
@@ -351,7 +369,7 @@ def next_batch(conn: Connection, lane: int, limit: int, now: float, after_seq: i
         " WHERE lane_id = %s AND status = 'queued' AND next_attempt_at <= %s AND seq > %s ORDER BY seq LIMIT %s",
         (lane, now, after_seq, limit),
     ).fetchall()
-    return [QueuedJob(*row) for row in rows]
+    return [queued_job(row) for row in rows]
 
 
 def mark_done(conn: Connection, job_id: str, decision: str, memory_id: str, now: float) -> None:
@@ -378,8 +396,11 @@ def mark_done(conn: Connection, job_id: str, decision: str, memory_id: str, now:
             (expires_at, memory_id, expires_at),
         )
     replaced = [other for other in ids_of(supersedes) if other != memory_id]
-    if replaced:
-        revisions.supersede(conn, owner, replaced, memory_id, job_id, now)
+    superseded = revisions.supersede(conn, owner, replaced, memory_id, job_id, now) if replaced else []
+    missed = [other for other in ids_of(supersedes) if other not in superseded]
+    if missed:  # superseded, merged or forgotten meanwhile: said on the job, not dropped unseen
+        note = not_superseded(memory_id, [(other, _state(conn, owner, other)) for other in missed])
+        conn.execute("UPDATE remember_jobs SET error = %s WHERE id = %s", (note, job_id))
 
 
 def mark_attempt_failed(conn: Connection, job_id: str, error: str, retry_at: float | None, now: float) -> None:

@@ -6,10 +6,21 @@ import logging
 import sqlite3
 from collections.abc import Sequence
 
-from ...errors import InvalidInput, NotFound
 from ...records import ANALYZED, Job
 from ..leases import holder_is_dead
-from ..records import JobRequest, JobWithdrawn, Lane, QueuedJob, check_replay, new_job_id
+from ..records import (
+    JobRequest,
+    JobWithdrawn,
+    Lane,
+    MemoryState,
+    QueuedJob,
+    check_replay,
+    check_supersedable,
+    ids_of,
+    new_job_id,
+    not_superseded,
+    queued_job,
+)
 from . import fts, migrations, revisions
 from .database import transaction
 
@@ -47,11 +58,6 @@ def _job(row: Sequence) -> Job:
 def job_of(row: Sequence) -> Job:
     """A job from a row of JOB_COLUMNS."""
     return _job(row)
-
-
-def ids_of(column: str | None) -> tuple[str, ...]:
-    """Memory ids kept comma-separated in one column (ids never hold a comma)."""
-    return tuple(column.split(",")) if column else ()
 
 
 def ensure_lane(conn: sqlite3.Connection, owner: str, namespace: str) -> int:
@@ -103,7 +109,7 @@ def insert_jobs(
     with transaction(conn):
         filed = []
         for index, request in enumerate(requests):
-            job, replayed = _insert(conn, owner, request, now)
+            job, replayed = _insert(conn, owner, request, now, index=index)
             if replayed:
                 check_replay(index, request, job)
             filed.append((job, replayed))
@@ -134,9 +140,10 @@ def insert_analysis(
 
 
 def _insert(
-    conn: sqlite3.Connection, owner: str, request: JobRequest, now: float, source: str | None = None
+    conn: sqlite3.Connection, owner: str, request: JobRequest, now: float, source: str | None = None, index: int = 0
 ) -> tuple[Job, bool]:
-    """Inside the caller's transaction: the job, or the one already filed under its key (True)."""
+    """Inside the caller's transaction: the job, or the one already filed under its key (True).
+    `index`: the request's place in its call, named by a refusal."""
     key = request.idempotency_key
     if key is not None:
         row = conn.execute(
@@ -149,7 +156,7 @@ def _insert(
         elif row:
             return _job(row), True
     for memory_id in request.supersedes:
-        _check_supersedable(conn, owner, memory_id)
+        check_supersedable(index, memory_id, _state(conn, owner, memory_id), _queued_superseder(conn, owner, memory_id))
     lane = ensure_lane(conn, owner, request.namespace)
     job_id = new_job_id()
     conn.execute(
@@ -191,23 +198,24 @@ def _insert(
     return job, False
 
 
-def _check_supersedable(conn: sqlite3.Connection, owner: str, memory_id: str) -> None:
-    """A fact can replace only a live memory of its own owner; another owner's id is as unknown
-    as one that never existed (the wall says nothing about what is behind it)."""
+def _state(conn: sqlite3.Connection, owner: str, memory_id: str) -> MemoryState | None:
+    """Another owner's memory is as unknown as one that never existed (the wall says nothing
+    about what is behind it)."""
     row = conn.execute(
         "SELECT status, retired_into, superseded_by FROM memories WHERE owner = ? AND id = ?", (owner, memory_id)
     ).fetchone()
-    if row is None:
-        raise NotFound(f"supersedes names {memory_id!r}, which is no memory of yours; nothing was stored")
-    status, into, by = row
-    if status == "forgotten":
-        raise InvalidInput(f"supersedes names {memory_id!r}, which was forgotten; nothing was stored")
-    if by is not None:
-        raise InvalidInput(f"supersedes names {memory_id!r}, which {by!r} already superseded; nothing was stored")
-    if status != "live":
-        raise InvalidInput(
-            f"supersedes names {memory_id!r}, which was merged into {into!r}: supersede {into!r}; nothing was stored"
-        )
+    return (row[0], row[1], row[2]) if row else None
+
+
+def _queued_superseder(conn: sqlite3.Connection, owner: str, memory_id: str) -> str | None:
+    """A queued job of the owner that supersedes the memory: among the queued jobs that
+    supersede anything, by their index (migration 013), not the whole queue."""
+    row = conn.execute(
+        "SELECT id FROM remember_jobs WHERE owner = ? AND status = 'queued' AND supersedes IS NOT NULL"
+        " AND instr(',' || supersedes || ',', ',' || ? || ',') > 0 LIMIT 1",
+        (owner, memory_id),
+    ).fetchone()
+    return row[0] if row else None
 
 
 def jobs_by_id(conn: sqlite3.Connection, owner: str, job_ids: Sequence[str]) -> dict[str, Job]:
@@ -236,7 +244,7 @@ def still_queued(conn: sqlite3.Connection, job_ids: Sequence[str]) -> set[str]:
     return found
 
 
-_QUEUED_COLUMNS = "seq, id, owner, namespace, lane_id, text, attempts, created_at, occurred_at, expires_at"
+_QUEUED_COLUMNS = "seq, id, owner, namespace, lane_id, text, attempts, created_at, occurred_at, expires_at, supersedes"
 
 
 def queued_mark(conn: sqlite3.Connection, lanes: Sequence[int]) -> int | None:
@@ -281,7 +289,7 @@ def queued_fairly(conn: sqlite3.Connection, lanes: Sequence[int], max_chars: int
             if row is None:
                 cursors.remove(cursor)
                 continue
-            job = QueuedJob(*row)
+            job = queued_job(row)
             taken.append(job)
             chars += len(job.text)
             if chars >= max_chars or len(taken) >= max_jobs:
@@ -362,7 +370,7 @@ def next_batch(conn: sqlite3.Connection, lane: int, limit: int, now: float, afte
         " WHERE lane_id = ? AND status = 'queued' AND next_attempt_at <= ? AND seq > ? ORDER BY seq LIMIT ?",
         (lane, now, after_seq, limit),
     ).fetchall()
-    return [QueuedJob(*row) for row in rows]
+    return [queued_job(row) for row in rows]
 
 
 def mark_done(conn: sqlite3.Connection, job_id: str, decision: str, memory_id: str, now: float) -> None:
@@ -390,8 +398,11 @@ def mark_done(conn: sqlite3.Connection, job_id: str, decision: str, memory_id: s
             (expires_at, memory_id, expires_at),
         )
     replaced = [other for other in ids_of(supersedes) if other != memory_id]
-    if replaced:
-        revisions.supersede(conn, owner, replaced, memory_id, job_id, now)
+    superseded = revisions.supersede(conn, owner, replaced, memory_id, job_id, now) if replaced else []
+    missed = [other for other in ids_of(supersedes) if other not in superseded]
+    if missed:  # superseded, merged or forgotten meanwhile: said on the job, not dropped unseen
+        note = not_superseded(memory_id, [(other, _state(conn, owner, other)) for other in missed])
+        conn.execute("UPDATE remember_jobs SET error = ? WHERE id = ?", (note, job_id))
 
 
 def mark_attempt_failed(conn: sqlite3.Connection, job_id: str, error: str, retry_at: float | None, now: float) -> None:
