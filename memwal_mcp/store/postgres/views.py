@@ -16,7 +16,7 @@ from psycopg import Connection
 from psycopg_pool import ConnectionPool
 
 from ...records import Job, Revision
-from .. import import_checks
+from .. import importing
 from ..contract import TextMatch, VectorSearch
 from ..records import (
     Forgotten,
@@ -424,4 +424,4 @@ class PostgresWriter(PostgresReader):
         return reindex.finish(self.conn, state, WRITE_LOCK)
 
     def import_rows(self, rows: Iterable[tuple[int, ImportRow]]) -> ImportOutcome:
-        return transfer_import.import_rows(self.conn, import_checks.checked(rows, self), WRITE_LOCK)
+        return importing.import_rows(self, transfer_import.PostgresImport(self.conn), rows)

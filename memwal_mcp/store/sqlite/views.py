@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager, contextmanager
 import numpy as np
 
 from ...records import Job, Revision
-from .. import import_checks
+from .. import importing
 from ..contract import TextMatch, VectorSearch
 from ..records import (
     Forgotten,
@@ -426,4 +426,4 @@ class SQLiteWriter(SQLiteReader):
         return reindex.finish(self.conn, state)
 
     def import_rows(self, rows: Iterable[tuple[int, ImportRow]]) -> ImportOutcome:
-        return transfer_import.import_rows(self.conn, import_checks.checked(rows, self))
+        return importing.import_rows(self, transfer_import.SQLiteImport(self.conn), rows)
