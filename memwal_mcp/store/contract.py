@@ -399,7 +399,12 @@ class StoreWriter(StoreReader, Protocol):
 
     def reindex_finish(self, state: ReindexState) -> tuple[int, int]: ...
 
-    def import_rows(self, rows: Iterable[tuple[int, ImportRow]]) -> ImportOutcome: ...
+    def import_rows(self, rows: Iterable[tuple[int, ImportRow]]) -> ImportOutcome:
+        """Write (line, row) pairs of an export in one transaction, skipping rows already present.
+        RecordRefused (nothing stored) for a row whose id another owner holds, or any id a row names
+        -- a job's memory_id, source_job_id and supersedes, a memory's source_job_id, retired_into
+        and superseded_by, a revision's job_id and merged_ids -- that is no record of the row's
+        owner in the rows or the store. importing.py makes these decisions once for every backend."""
 
 
 class Store(Protocol):

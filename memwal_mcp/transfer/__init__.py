@@ -3,6 +3,7 @@ the official MCP memory server's memory.json, and plain text or Markdown notes.
 
     export.py           write an export (one snapshot, streamed)
     native_import.py    read an export back, ids kept, re-runs are no-ops
+    chains.py           a file's retired memories lead somewhere, never round in a loop
     foreign_import.py   memory.json and text/Markdown through the remember path
     format.py           the record models, the version, telling input files apart
 """

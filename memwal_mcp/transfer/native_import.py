@@ -2,8 +2,9 @@
 
 Rows keep their ids, and a row already present is skipped, so importing a file twice
 changes nothing. The whole file is written in one transaction, parsed as it is read:
-a malformed line, a record that names another owner's id, or a file shorter than its
-header says stops the import with the line, and nothing of the file is stored.
+a malformed line, a record that names another owner's id, a retired memory that leads
+nowhere or round in a loop (chains.py), or a file shorter than its header says stops the
+import with the line, and nothing of the file is stored.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..errors import InvalidInput
 from ..records import Job
 from ..service import MemoryService
 from ..store.records import ImportRow, LaneRow, MemoryRecord, RecordRefused, RevisionRow, TombstoneRow
+from .chains import Chains
 from .format import Header, ImportFormatError, parse_header, parse_record, read_lines
 
 log = logging.getLogger(__name__)
@@ -74,6 +76,7 @@ class _FileRecords:
     def __iter__(self) -> Iterator[tuple[int, ImportRow]]:
         self.bar.reset(total=self.bar.total)
         seen: Counter[str] = Counter()
+        chains = Chains(self.path)
         pending = 0
         with closing(read_lines(self.path)) as lines:
             next(lines, None)  # the header, parsed before
@@ -88,6 +91,7 @@ class _FileRecords:
                     )
                 if self.owners[row.owner] != row.owner:
                     row = dataclasses.replace(row, owner=self.owners[row.owner])
+                chains.see(line_no, row)
                 seen[_kind(row)] += 1
                 yield line_no, row
                 pending += 1
@@ -101,6 +105,7 @@ class _FileRecords:
                 f"{self.path} holds {sum(seen.values())} records but its header lists {sum(counts.values())}: the"
                 " file is incomplete (was the export interrupted?); nothing was imported"
             )
+        chains.close()
 
 
 def _check_texts(path: Path, line_no: int, row: ImportRow, max_bytes: int) -> None:

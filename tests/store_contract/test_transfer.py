@@ -11,9 +11,9 @@ import pytest
 
 from memwal_mcp.normalize import norm_key
 from memwal_mcp.store import Store, StoreWriter
-from memwal_mcp.store.records import KINDS, ImportRow, RecordRefused
+from memwal_mcp.store.records import KINDS, ImportRow, JobRequest, RecordRefused
 
-from .helpers import T0, Exported, everything, lane_of, prepare_vectors, remember, unit_vectors
+from .helpers import T0, Exported, Stored, everything, lane_of, prepare_vectors, remember, unit_vectors
 
 
 def _history(w: StoreWriter) -> None:
@@ -118,3 +118,70 @@ async def test_a_refused_import_stores_nothing(source: Exported, make_store: Cal
     with pytest.raises(RecordRefused):
         await target.write(lambda w: w.import_rows(_rows(without_memories)))
     assert await target.read(everything) == Exported()
+
+
+# --- a job's supersedes names memories of its owner -------------------------------------------
+
+
+def _replace(w: StoreWriter, old: Stored, text: str, at: float) -> Stored:
+    """File a fact that supersedes `old` and curate it into a new memory, as the worker does."""
+    ((job, _),) = w.insert_jobs(old.job.owner, [JobRequest(old.job.namespace, text, supersedes=(old.id,))], at)
+    with w.transaction():
+        pk, memory_id = w.create_memory(
+            owner=old.job.owner,
+            namespace=old.job.namespace,
+            lane=old.lane,
+            body=text,
+            key=norm_key(text),
+            source_job_id=job.id,
+            vector=None,
+            model_id=None,
+            now=at,
+            created_at=at,
+        )
+        w.mark_done(job.id, "created", memory_id, at)
+    return Stored(pk, memory_id, job, old.lane)
+
+
+def _superseding(w: StoreWriter) -> None:
+    """alice: a fact replaced, and its replacement replaced in turn (a chain); bob: one memory."""
+    floor3 = remember(w, "alice", "default", "The office is on floor 3")
+    floor5 = _replace(w, floor3, "The office moved to floor 5", T0 + 1)
+    _replace(w, floor5, "The office moved to floor 7", T0 + 2)
+    remember(w, "bob", "default", "Bob's desk is by the door", at=T0 + 3)
+
+
+@pytest.mark.parametrize("named", ["an unknown id", "bob's memory in the file", "bob's memory in the store"])
+async def test_a_job_superseding_no_memory_of_its_owner_is_refused_whole(
+    named: str, make_store: Callable[[], Awaitable[Store]]
+) -> None:
+    source = await make_store()
+    await source.write(_superseding)
+    exported = await source.read(everything)
+    (bobs,) = [m.id for m in exported.memories if m.owner == "bob"]
+    target = await make_store()
+    file = exported
+    if named == "bob's memory in the store":
+        await target.write(lambda w: w.import_rows(_rows(exported.of("bob"))))
+        file = exported.of("alice")
+    before = await target.read(everything)
+    wrong = "m_0000000000000000" if named == "an unknown id" else bobs
+    replacing = next(job for job in file.jobs if job.supersedes)
+    jobs = [dataclasses.replace(job, supersedes=(wrong,)) if job is replacing else job for job in file.jobs]
+
+    with pytest.raises(RecordRefused) as refused:
+        await target.write(lambda w: w.import_rows(_rows(dataclasses.replace(file, jobs=jobs))))
+    assert refused.value.line == 1 + len(file.lanes) + file.jobs.index(replacing)
+    assert replacing.id in refused.value.reason and wrong in refused.value.reason, refused.value.reason
+    assert await target.read(everything) == before
+
+    # The file as exported imports whole: the chain of replacements and its links come back.
+    await target.write(lambda w: w.import_rows(_rows(file)))
+    for owner in ("alice", "bob"):
+        assert await target.read(everything, owner) == exported.of(owner)
+    # A later job may name a memory that only the store holds.
+    (live,) = [m for m in exported.memories if m.owner == "alice" and m.status == "live"]
+    later = dataclasses.replace(replacing, id="j_00000000000000ff", supersedes=(live.id,), memory_id=None)
+    later = dataclasses.replace(later, status="queued", decision=None, idempotency_key=None)
+    outcome = await target.write(lambda w: w.import_rows([(1, later)]))
+    assert outcome.added == {"job": 1}

@@ -16,6 +16,7 @@ from psycopg import Connection
 from psycopg_pool import ConnectionPool
 
 from ...records import Job, Revision
+from .. import importing
 from ..contract import TextMatch, VectorSearch
 from ..records import (
     Forgotten,
@@ -424,4 +425,4 @@ class PostgresWriter(PostgresReader):
         return reindex.finish(self.conn, state, WRITE_LOCK)
 
     def import_rows(self, rows: Iterable[tuple[int, ImportRow]]) -> ImportOutcome:
-        return transfer_import.import_rows(self.conn, rows, WRITE_LOCK)
+        return importing.import_rows(self, transfer_import.PostgresImport(self.conn), rows)

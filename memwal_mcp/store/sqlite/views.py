@@ -14,6 +14,7 @@ from contextlib import AbstractContextManager, contextmanager
 import numpy as np
 
 from ...records import Job, Revision
+from .. import importing
 from ..contract import TextMatch, VectorSearch
 from ..records import (
     Forgotten,
@@ -426,4 +427,4 @@ class SQLiteWriter(SQLiteReader):
         return reindex.finish(self.conn, state)
 
     def import_rows(self, rows: Iterable[tuple[int, ImportRow]]) -> ImportOutcome:
-        return transfer_import.import_rows(self.conn, rows)
+        return importing.import_rows(self, transfer_import.SQLiteImport(self.conn), rows)
