@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memwal_mcp.normalize import norm_key, normalize_text
-from memwal_mcp.recall.collapse import collapse_duplicates
+from memwal_mcp.recall.collapse import collapse_duplicates, group_duplicates
 from memwal_mcp.recall.format import copies_note, folded_note, recall_text
 from memwal_mcp.records import Hit, RecallResult
 from memwal_mcp.store.records import KeyCopies
@@ -196,6 +198,23 @@ def test_queued_copies_add_to_the_stored_count() -> None:
     hits = [hit("j_1", "fact", 0.95, pending=True), hit("m1", "fact", 0.9), hit("j_2", "Fact", 0.9, pending=True)]
     [survivor] = collapse_duplicates(hits, stored=stored)
     assert survivor.id == "j_1" and survivor.copies == 2 + 1 + 2 - 1
+
+
+def test_a_current_copy_is_the_one_shown_when_the_group_has_one() -> None:
+    """An expired or superseded copy ranked first must not make a current fact look ended; the
+    groups follow the hits they show."""
+    now = 2000.0
+    ended = replace(hit("m1", "fact", 0.9), expires_at=1500.0)
+    replaced = replace(hit("m2", "Fact", 0.9), superseded_by="m9")
+    current = hit("m3", "fact ", 0.8)
+    other = hit("m4", "another fact", 0.85)
+    groups = group_duplicates([ended, replaced, other, current], now)
+    assert [[h.id for h in group] for group in groups.values()] == [["m4"], ["m3", "m1", "m2"]]
+    # Only ended copies: the best of them is shown, marked as it is.
+    assert [g[0].id for g in group_duplicates([ended, replaced], now).values()] == ["m1"]
+    # Not yet expired is current; without `now`, rank alone decides.
+    assert [g[0].id for g in group_duplicates([ended, current], 1000.0).values()] == ["m1"]
+    assert [g[0].id for g in group_duplicates([ended, current]).values()] == ["m1"]
 
 
 def test_no_note_without_copies() -> None:

@@ -143,12 +143,20 @@ class StoreReader(Protocol):
     def live_norm_keys(self, lane: int, keys: Iterable[str]) -> set[str]: ...
 
     def copies_by_key(
-        self, lanes: Sequence[int], keys: Iterable[str], since: float | None = None, until: float | None = None
+        self,
+        lanes: Sequence[int],
+        keys: Iterable[str],
+        since: float | None = None,
+        until: float | None = None,
+        live_at: float | None = None,
+        superseded: bool = False,
     ) -> dict[str, KeyCopies]:
-        """For each normalized text with a live memory in the lanes, how many copies of it are
-        stored (memories, and repeats recorded on them), each counted when its own instant falls
+        """For each normalized text with a memory in the lanes that a recall could show, how many
+        copies of it are stored (memories, and repeats recorded on them), each counted when its own instant falls
         in [since, until]: how many copies a hit stands for, never which memory is in a window.
-        `ids` names the memories counted in `rows`, oldest first."""
+        Only what the recall could show is counted: with `live_at`, no memory expired by then
+        (nor its repeats); with `superseded`, superseded memories too, as list_memories reads
+        them. `ids` names the memories counted in `rows`, oldest first."""
 
     def repeats_in_window(self, pks: Sequence[int], since: float | None, until: float | None) -> dict[int, float]:
         """pk -> the latest instant (occurred_at, else when remembered) of a repeat recorded on

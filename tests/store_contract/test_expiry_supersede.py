@@ -24,6 +24,25 @@ def _curate(w: StoreWriter, job_id: str, decision: str, memory: Stored, at: floa
         w.mark_done(job_id, decision, memory.id, at)
 
 
+def _curated(w: StoreWriter, request: JobRequest, at: float) -> str:
+    """Alice's request filed and curated into a memory of its own, as the worker creates one."""
+    ((job, _),) = w.insert_jobs("alice", [request], at)
+    with w.transaction():
+        _, memory_id = w.create_memory(
+            owner="alice",
+            namespace=request.namespace,
+            lane=lane_of(w, "alice", request.namespace),
+            body=job.text,
+            key=norm_key(job.text),
+            source_job_id=job.id,
+            vector=None,
+            model_id=None,
+            now=at,
+        )
+        w.mark_done(job.id, "created", memory_id, at)
+    return memory_id
+
+
 async def test_insert_jobs_files_all_in_order_or_nothing(store: Store) -> None:
     def file(w: StoreWriter) -> list[str]:
         filed = w.insert_jobs(
@@ -287,29 +306,45 @@ async def test_an_expired_memory_that_was_superseded_is_still_expired(store: Sto
     """`purge --expired` erases what expired_memories names: a superseded memory past its
     expiry must be among them, or its text outlives the purge."""
 
-    def curated(w: StoreWriter, request: JobRequest, at: float) -> str:
-        ((job, _),) = w.insert_jobs("alice", [request], at)
-        with w.transaction():
-            _, memory_id = w.create_memory(
-                owner="alice",
-                namespace="default",
-                lane=lane_of(w, "alice", "default"),
-                body=job.text,
-                key=norm_key(job.text),
-                source_job_id=job.id,
-                vector=None,
-                model_id=None,
-                now=at,
-            )
-            w.mark_done(job.id, "created", memory_id, at)
-        return memory_id
-
     def build(w: StoreWriter) -> tuple[str, str]:
-        old = curated(w, JobRequest("default", "Flash sale on espresso beans", expires_at=T0 + 50), T0)
-        new = curated(w, JobRequest("default", "The flash sale moved to Friday", supersedes=(old,)), T0 + 1)
+        old = _curated(w, JobRequest("default", "Flash sale on espresso beans", expires_at=T0 + 50), T0)
+        new = _curated(w, JobRequest("default", "The flash sale moved to Friday", supersedes=(old,)), T0 + 1)
         return old, new
 
     old, new = await store.write(build)
     assert (await store.read(lambda r: r.memory_by_id("alice", old)))[1] == "superseded"  # type: ignore[index]
     assert await store.read(lambda r: r.expired_memories("alice", T0 + 100, 10)) == [old]
     assert await store.read(lambda r: r.expired_memories("alice", T0 + 10, 10)) == []
+
+
+async def test_copies_by_key_counts_only_the_copies_a_recall_could_show(store: Store) -> None:
+    """Without include_expired a copy expired by then is no copy (nor are its repeats); a
+    superseded copy is one only with include_superseded: a collapse counts what it could show."""
+    fact = "The Qwzxplorf promo code is SAVE10"
+
+    def build(w: StoreWriter) -> tuple[str, str, str]:
+        ended = _curated(w, JobRequest("default", fact, expires_at=T0 + 50), T0)
+        ((repeat, _),) = w.insert_jobs("alice", [JobRequest("default", fact, expires_at=T0 + 60)], T0 + 1)
+        found = w.memory_by_id("alice", ended)
+        assert found is not None
+        with w.transaction():
+            w.add_occurrence(found[0].pk, T0 + 1)
+            w.mark_done(repeat.id, "occurrence", ended, T0 + 1)
+        replaced = _curated(w, JobRequest("work", fact), T0 + 2)
+        _curated(w, JobRequest("work", "The promo code changed", supersedes=(replaced,)), T0 + 3)
+        current = _curated(w, JobRequest("default", fact), T0 + 4)
+        return ended, replaced, current
+
+    ended, replaced, current = await store.write(build)
+    key = norm_key(fact)
+    lanes = await store.read(lambda r: [lane.id for lane in r.owner_lanes("alice")])
+
+    async def count(live_at: float | None, superseded: bool = False) -> tuple[int, int, tuple[str, ...]]:
+        found = (await store.read(lambda r: r.copies_by_key(lanes, [key], None, None, live_at, superseded)))[key]
+        return found.rows, found.occurrences, found.ids
+
+    assert await count(None) == (2, 1, (ended, current))  # expired ones too: include_expired
+    assert await count(T0 + 100) == (1, 0, (current,))
+    assert await count(T0 + 55) == (2, 1, (ended, current))  # extended to T0 + 60 by the repeat
+    assert await count(T0 + 100, superseded=True) == (2, 0, (replaced, current))
+    assert await count(None, superseded=True) == (3, 1, (ended, replaced, current))

@@ -118,9 +118,15 @@ class PostgresReader:
         return memories.live_norm_keys(self.conn, lane, keys)
 
     def copies_by_key(
-        self, lanes: Sequence[int], keys: Iterable[str], since: float | None = None, until: float | None = None
+        self,
+        lanes: Sequence[int],
+        keys: Iterable[str],
+        since: float | None = None,
+        until: float | None = None,
+        live_at: float | None = None,
+        superseded: bool = False,
     ) -> dict[str, KeyCopies]:
-        return memories.copies_by_key(self.conn, lanes, keys, since, until)
+        return memories.copies_by_key(self.conn, lanes, keys, since, until, live_at, superseded)
 
     def repeats_in_window(self, pks: Sequence[int], since: float | None, until: float | None) -> dict[int, float]:
         return memories.repeats_in_window(self.conn, pks, since, until)
