@@ -236,7 +236,7 @@ class MemoryService:
             validation.text(text, self.settings.limits.max_text_bytes),
             validation.idempotency_key(idempotency_key),
             validation.instant(occurred_at, "occurred_at"),
-            validation.instant(expires_at, "expires_at"),
+            validation.expiry(expires_at),
             validation.memory_ids(supersedes, "supersedes"),
         )
 
