@@ -53,8 +53,14 @@ class AnalyzeOutcome:
     facts: list[RememberOutcome]
     error: str | None = None
     left_out: int = 0  # facts beyond the per-call limit
-    refused: int = 0  # facts a remember would refuse (empty, too long, control characters)
+    # Why each refused item of the model's list was refused: no text at all (a number, null, an
+    # object without one), or a text a remember would refuse (empty, too long, control characters).
+    refusals: tuple[str, ...] = ()
     repeated: int = 0  # facts the model returned more than once in this reply
+
+    @property
+    def refused(self) -> int:
+        return len(self.refusals)
 
 
 @dataclass(frozen=True, slots=True)

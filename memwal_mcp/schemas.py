@@ -143,7 +143,10 @@ class AnalyzeOut(BaseModel):
     )
     facts: list[FactOut] = Field(description="The facts filed (or, on failure, the source as one fact)")
     left_out: int = Field(0, description="Facts beyond the limit of 50 per call, not remembered")
-    refused: int = Field(0, description="Facts the LLM returned that are no valid text (empty, too long, ...)")
+    refused: int = Field(
+        0, description="Facts the LLM returned that are no valid text (a number, null, empty, too long, ...)"
+    )
+    refusals: list[str] = Field([], description="Why each refused fact was refused, in the LLM's order")
     repeated: int = Field(0, description="Facts the LLM returned more than once (remembered once)")
 
     @classmethod
@@ -155,6 +158,7 @@ class AnalyzeOut(BaseModel):
             facts=[FactOut(**RememberOut.of_outcome(fact).model_dump(), text=fact.job.text) for fact in outcome.facts],
             left_out=outcome.left_out,
             refused=outcome.refused,
+            refusals=list(outcome.refusals),
             repeated=outcome.repeated,
         )
 
@@ -173,11 +177,17 @@ def analyze_text(out: AnalyzeOut) -> str:
         lines.append(f"- {job_line(fact)}: {fact.text}")
     notes = [
         (out.left_out, "more facts were left out (at most 50 per call)"),
-        (out.refused, "facts were not valid texts and were dropped"),
+        (out.refused, f"facts were refused and not remembered: {_some(out.refusals)}"),
         (out.repeated, "repeated facts were remembered once"),
     ]
     lines += [f"({count} {what}.)" for count, what in notes if count]
     return "\n".join(lines)
+
+
+def _some(reasons: list[str], most: int = 5) -> str:
+    """The first few reasons, and how many more (a model can return hundreds of bad items)."""
+    shown = "; ".join(reasons[:most])
+    return shown + (f"; and {len(reasons) - most} more" if len(reasons) > most else "")
 
 
 class StatusOut(BaseModel):

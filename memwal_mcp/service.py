@@ -20,7 +20,7 @@ import anyio
 
 from . import validation
 from .config import Settings
-from .curation.extract import MAX_FACTS, make_extractor
+from .curation.extract import MAX_FACTS, NotText, make_extractor
 from .curation.llm import make_decider
 from .curation.worker import CurationWorker
 from .embedding import Embedder, LazyEmbedder
@@ -275,30 +275,36 @@ class MemoryService:
         if found.error is not None:
             outcomes = await self._file(owner, [JobRequest(lane, body)], wait)
             return AnalyzeOutcome(None, outcomes, f"extraction failed: {found.error}")
-        facts, refused, repeated = [], 0, 0
+        facts: list[JobRequest] = []
+        refusals: list[str] = []
+        repeated = 0
         seen: set[str] = set()
-        for fact in found.facts:
+        for number, item in enumerate(found.facts, start=1):
+            if isinstance(item, NotText):
+                refusals.append(f"fact {number} {item.why}")
+                continue
             try:
-                fact = validation.text(fact, self.settings.limits.max_text_bytes)
-            except InvalidInput:
-                refused += 1
+                fact = validation.text(
+                    item, self.settings.limits.max_text_bytes, name=f"fact {number}", hint="the LLM gave no text"
+                )
+            except InvalidInput as exc:
+                refusals.append(str(exc))
                 continue
             if norm_key(fact) in seen:
                 repeated += 1
                 continue
             seen.add(norm_key(fact))
             facts.append(JobRequest(lane, fact))
-        if not facts and refused:
+        if not facts and refusals:
             outcomes = await self._file(owner, [JobRequest(lane, body)], wait)
-            return AnalyzeOutcome(
-                None, outcomes, f"extraction failed: none of the {refused} facts the LLM returned is a valid text"
-            )
+            error = f"extraction failed: none of the {len(refusals)} facts the LLM returned is a valid text"
+            return AnalyzeOutcome(None, outcomes, error, refusals=tuple(refusals))
         kept = facts[:MAX_FACTS]
         request, filed = await self._store.write(
             lambda writer: writer.insert_analysis(owner, lane, body, kept, time.time())
         )
         outcomes = await self._outcomes(owner, filed, wait)
-        return AnalyzeOutcome(request, outcomes, None, len(facts) - len(kept), refused, repeated)
+        return AnalyzeOutcome(request, outcomes, None, len(facts) - len(kept), tuple(refusals), repeated)
 
     async def status(self, owner: str, job_ids: object, wait_ms: object = 0) -> list[Job]:
         """Jobs in the order asked. Unknown ids (including other owners') raise NotFound."""
