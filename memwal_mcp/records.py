@@ -184,6 +184,9 @@ class ForgetOutcome:
     # Set when the fact was named by its remember job (a queued hit's id): erased_memories is
     # empty if the job was still queued, else the memory it became.
     job_id: str | None = None
+    # Set when the id named an analyze request, whose source text is what was erased: the facts
+    # extracted from it, which stay remembered (memory ids; job ids of those still queued).
+    extracted: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -356,6 +356,11 @@ class ForgetOut(BaseModel):
         description="The remember job the fact was named by (a queued hit's id): erased_memories is empty if it "
         "was still queued, else holds the memory it became",
     )
+    extracted: list[str] | None = Field(
+        default=None,
+        description="Set when memory_id named an analyze request (j_...), whose source text is what was erased: "
+        "the facts extracted from it, which stay remembered (memory ids; job ids of facts still queued)",
+    )
     wal_cleared: bool = Field(
         description="True: no file of the database holds the text any more. False: the text is erased from "
         "the database, but the write-ahead log (-wal) still holds a copy until another process (a reader "
@@ -371,18 +376,32 @@ class ForgetOut(BaseModel):
             wal_cleared=outcome.wal_cleared,
             already_forgotten=outcome.already,
             job_id=outcome.job_id,
+            extracted=list(outcome.extracted) if outcome.extracted is not None else None,
         )
 
     def summary(self) -> str:
         """One line for people, said the same way by the tool and the CLI."""
         if self.already_forgotten:
             return f"{self.memory_id} was already forgotten; nothing more was erased"
+        if self.extracted is not None:
+            return f"forgot the source text of analyze request {self.job_id}; {_facts_kept(self.extracted)}"
         if self.job_id is not None and not self.erased_memories:
             return f"forgot queued fact {self.job_id} before it was curated ({self.erased_jobs} remember jobs erased)"
         became = f" (the memory remember job {self.job_id} became)" if self.job_id is not None else ""
         merged = len(self.erased_memories) - 1
         folded = f"{merged} memories merged into it and " if merged > 0 else ""
         return f"forgot {self.memory_id}{became} ({folded}{self.erased_jobs} remember jobs erased)"
+
+
+def _facts_kept(ids: list[str], most: int = 10) -> str:
+    """What forgetting an analyze request left: the facts extracted from it, each named (the
+    first `most` of them) or counted."""
+    if not ids:
+        return "no fact extracted from it is remembered"
+    named = ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
+    if len(ids) == 1:
+        return f"the fact extracted from it stays remembered ({named})"
+    return f"the {len(ids)} facts extracted from it stay remembered ({named})"
 
 
 # Said by every entry point whose forget could not empty the write-ahead log in time: the

@@ -31,6 +31,7 @@ from .recall.lexical import searchable
 from .recall.search import SearchParams, search
 from .recall.unindexed_vectors import UnindexedVectors
 from .records import (
+    ANALYZED,
     AnalyzeOutcome,
     ForgetOutcome,
     History,
@@ -42,8 +43,8 @@ from .records import (
     RememberOutcome,
     UndoOutcome,
 )
-from .store import Store, StoreReader, open_store
-from .store.records import JobRequest, KeyReused
+from .store import Store, StoreReader, StoreWriter, open_store
+from .store.records import Forgotten, JobRequest, KeyReused
 
 log = logging.getLogger(__name__)
 
@@ -441,7 +442,7 @@ class MemoryService:
         When a reader's snapshot keeps the log from being emptied in time, the outcome says so
         (`wal_cleared`) and the database keeps retrying on a timer until the log is empty."""
         mid = validation.memory_id(memory_id)
-        done = await self._store.write(lambda writer: writer.forget_memory(owner, mid, retired_too))
+        done, extracted = await self._store.write(lambda writer: _forget(writer, owner, mid, retired_too))
         if not done.wal_cleared:
             self._store.owe_erasure()
         if done.already:
@@ -449,7 +450,9 @@ class MemoryService:
         else:
             log.info("forgot %s (%d memories, %d jobs erased)", mid, len(done.memory_ids), done.jobs)
         memory = done.memory_ids[0] if done.memory_ids else mid
-        return ForgetOutcome(memory, done.memory_ids, done.jobs, done.wal_cleared, done.already, done.via_job)
+        return ForgetOutcome(
+            memory, done.memory_ids, done.jobs, done.wal_cleared, done.already, done.via_job, extracted
+        )
 
     async def undo(self, owner: str, memory_id: object) -> UndoOutcome:
         mid = validation.memory_id(memory_id)
@@ -564,6 +567,20 @@ class MemoryService:
             )
 
         return await self._store.read(read)
+
+
+def _forget(
+    writer: StoreWriter, owner: str, memory_id: str, retired_too: bool
+) -> tuple[Forgotten, tuple[str, ...] | None]:
+    """The forget, and, when the id names an analyze request (whose source text is what goes),
+    the facts extracted from it that stay remembered, read by the same writer just before."""
+    extracted = None
+    if memory_id.startswith("j_"):
+        request = writer.jobs_by_id(owner, [memory_id]).get(memory_id)
+        if request is not None and request.decision == ANALYZED:
+            facts = [job for job in writer.extracted_from(owner, memory_id) if job.decision != "forgotten"]
+            extracted = tuple(dict.fromkeys(job.memory_id or job.id for job in facts))
+    return writer.forget_memory(owner, memory_id, retired_too), extracted
 
 
 def _history(reader: StoreReader, owner: str, memory_id: str) -> History:

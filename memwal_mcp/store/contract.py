@@ -212,6 +212,10 @@ class StoreReader(Protocol):
 
     def jobs_for_memories(self, owner: str, memory_ids: Sequence[str]) -> list[Job]: ...
 
+    def extracted_from(self, owner: str, request_id: str) -> list[Job]:
+        """The owner's fact jobs filed from that analyze request (source_job_id), in the order
+        filed: what stays remembered when the request's source text is forgotten."""
+
     def queued_fairly(self, lanes: Sequence[int], max_chars: int, max_jobs: int) -> list[QueuedJob]: ...
 
     def still_queued(self, job_ids: Sequence[str]) -> set[str]: ...

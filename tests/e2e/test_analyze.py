@@ -105,9 +105,16 @@ async def test_forgetting_the_request_erases_the_source_and_keeps_the_facts(serv
         with anyio.fail_after(180):
             async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
                 out = await _call(session, "memwal_analyze", text=source, wait_ms=20000)
-                await _call(session, "memwal_forget", memory_id=out["request_id"])
+                forgot = await session.call_tool("memwal_forget", {"memory_id": out["request_id"]})
                 listed = await _call(session, "memwal_list")
     assert [m["text"] for m in listed["memories"]] == ["Alice moved to Lisbon in March"]
+    # The reply says what went (the source text) and what stayed (the fact, by its memory id).
+    (fact,) = out["facts"]
+    assert not forgot.is_error and forgot.structured_content["extracted"] == [fact["memory_id"]]
+    assert tool_text(forgot) == (
+        f"Forgot the source text of analyze request {out['request_id']}; "
+        f"the fact extracted from it stays remembered ({fact['memory_id']})."
+    )
     leaks = [p.name for p in db_path.parent.glob("memwal.db*") if b"qwzxplorf" in p.read_bytes().lower()]
     assert leaks == []
 

@@ -233,6 +233,9 @@ async def test_an_analyze_request_keeps_the_source_and_its_facts_name_it(store: 
     assert jobs[request.id].text == source and jobs[fact.id].source_job_id == request.id
     lane = await store.read(lambda r: lane_of(r, "alice", "default"))
     assert [j.id for j in await store.read(lambda r: r.next_batch(lane, 10, T0 + 1))] == [fact.id]  # never curated
+    # The facts a request holds, for the owner only: what forgetting the request leaves.
+    assert [j.id for j in await store.read(lambda r: r.extracted_from("alice", request.id))] == [fact.id]
+    assert await store.read(lambda r: r.extracted_from("bob", request.id)) == []
 
     await store.write(lambda w: w.forget_memory("alice", request.id))
     jobs = await store.read(lambda r: r.jobs_by_id("alice", [request.id, fact.id]))

@@ -181,6 +181,9 @@ class SQLiteReader:
     def jobs_for_memories(self, owner: str, memory_ids: Sequence[str]) -> list[Job]:
         return jobs.jobs_for_memories(self.conn, owner, memory_ids)
 
+    def extracted_from(self, owner: str, request_id: str) -> list[Job]:
+        return jobs.extracted_from(self.conn, owner, request_id)
+
     def queued_fairly(self, lanes: Sequence[int], max_chars: int, max_jobs: int) -> list[QueuedJob]:
         return jobs.queued_fairly(self.conn, lanes, max_chars, max_jobs)
 
