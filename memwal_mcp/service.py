@@ -428,7 +428,13 @@ class MemoryService:
     # --- history ---------------------------------------------------------------
 
     async def history(self, owner: str, memory_id: object) -> History:
-        return await self._store.read(_history, owner, validation.memory_id(memory_id))
+        mid = validation.memory_id(memory_id)
+        if mid.startswith("j_"):  # "no memory with id 'j_...'" would read as if the fact were lost
+            raise InvalidInput(
+                f"memory_id {mid!r} is a remember job's id, not a memory's: memwal_remember_status "
+                "names the memory it became; give that id"
+            )
+        return await self._store.read(_history, owner, mid)
 
     # --- forget, undo, list ------------------------------------------------------
 

@@ -301,9 +301,21 @@ def namespace_scope(value: object) -> str:
     return "*" if value == "*" else namespace(value)
 
 
+_MEMORY_ID_EXAMPLE = "a memory id such as 'm_0123456789abcdef' (from memwal_recall or memwal_list)"
+
+
 def memory_id(value: object) -> str:
+    """A memory id (or a job id: forget takes a queued fact's). An empty or blank one, or one
+    with spaces around it, is told so: a bare "got ''" left the caller to guess."""
+    if isinstance(value, str) and not _ID.fullmatch(value):
+        if not value:
+            raise InvalidInput(f"memory_id is empty; give {_MEMORY_ID_EXAMPLE}")
+        if not value.strip():
+            raise InvalidInput(f"memory_id {show(value)} is blank (only white space); give {_MEMORY_ID_EXAMPLE}")
+        if _ID.fullmatch(value.strip()):
+            raise InvalidInput(f"memory_id {show(value)} has spaces around it; remove them")
     if not isinstance(value, str) or not _ID.fullmatch(value):
-        raise InvalidInput(f"memory_id must be a memory id such as 'm_0123456789abcdef', got {show(value)}")
+        raise InvalidInput(f"memory_id must be {_MEMORY_ID_EXAMPLE}, got {show(value)}")
     return value
 
 
