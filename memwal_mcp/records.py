@@ -60,8 +60,14 @@ class AnalyzeOutcome:
     facts: list[RememberOutcome]
     error: str | None = None
     left_out: int = 0  # facts beyond the per-call limit
-    refused: int = 0  # facts a remember would refuse (empty, too long, control characters)
+    # Why each refused item of the model's list was refused: no text at all (a number, null, an
+    # object without one), or a text a remember would refuse (empty, too long, control characters).
+    refusals: tuple[str, ...] = ()
     repeated: int = 0  # facts the model returned more than once in this reply
+
+    @property
+    def refused(self) -> int:
+        return len(self.refusals)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +200,9 @@ class ForgetOutcome:
     # Memories the erased ones had superseded, live again (recall finds them; forget them too if
     # they should go as well).
     restored: tuple[str, ...] = ()
+    # Set when the id named an analyze request, whose source text is what was erased: the facts
+    # extracted from it, which stay remembered (memory ids; job ids of those still queued).
+    extracted: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

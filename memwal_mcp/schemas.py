@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .recall.format import expiry_mark
 from .records import (
     ANALYZED,
     AnalyzeOutcome,
@@ -22,11 +23,16 @@ from .records import (
 )
 
 
-def _iso(ts: float) -> str:
+def _iso(ts: float, millis: bool = False) -> str:
+    """An instant in UTC, to the second; with `millis`, with the milliseconds it has too
+    ("10:00:00.5", never float noise such as "10:00:00.499999")."""
     try:
-        return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds")
+        moment = datetime.fromtimestamp(ts, tz=timezone.utc)  # rounded to the microsecond
     except (OverflowError, ValueError, OSError):  # stored before instants were range-checked
         return f"@{ts}"
+    # Cut, never rounded up: the time shown, given back as `until`, still includes the instant.
+    fraction = f".{moment.microsecond // 1000:03d}".rstrip("0").rstrip(".") if millis else ""
+    return moment.replace(microsecond=0, tzinfo=None).isoformat() + fraction + "+00:00"
 
 
 class JobOut(BaseModel):
@@ -48,14 +54,18 @@ class JobOut(BaseModel):
     created_at: str
     occurred_at: str | None = None
     expires_at: str | None = Field(None, description="From when the fact is no longer recalled, if it expires")
+    expired: bool = Field(
+        False, description="Past its expires_at already: recall and list leave it out unless include_expired is set"
+    )
     supersedes: list[str] = Field([], description="Memories this fact replaces once curated")
     source_job_id: str | None = Field(None, description="The memwal_analyze request the fact was extracted from")
 
     @classmethod
     def of(cls, job: Job) -> JobOut:
         return cls(
-            occurred_at=_opt_iso(job.occurred_at),
-            expires_at=_opt_iso(job.expires_at),
+            occurred_at=_given(job.occurred_at),
+            expires_at=_given(job.expires_at),
+            expired=_expired(job.expires_at),
             supersedes=list(job.supersedes),
             source_job_id=job.source_job_id,
             job_id=job.id,
@@ -70,8 +80,26 @@ class JobOut(BaseModel):
         )
 
 
-def _opt_iso(ts: float | None) -> str | None:
-    return _iso(ts) if ts is not None else None
+def _given(ts: float | None) -> str | None:
+    """An instant a caller gives (occurred_at, expires_at), to the millisecond: "14:05:09.5Z"
+    is shown as it was given. The times the server stamps (created_at, updated_at) are shown
+    to the second."""
+    return _iso(ts, millis=True) if ts is not None else None
+
+
+def _expired(expires_at: float | None) -> bool:
+    return expires_at is not None and expires_at <= time.time()
+
+
+def _marks(expires_at: str | None, expired: bool, superseded_by: str | None = None) -> str:
+    """The marks recall puts on a fact ([expires D], [expired D], [superseded by m_...]), for a
+    record whose expires_at is shown as _iso showed it."""
+    try:
+        seconds = datetime.fromisoformat(expires_at).timestamp() if expires_at is not None else None
+    except ValueError:  # a time _iso could not show: its marks cannot name a day either
+        seconds = None
+    marks = expiry_mark(seconds, expired)
+    return marks + (f" [superseded by {superseded_by}]" if superseded_by is not None else "")
 
 
 class RememberOut(JobOut):
@@ -91,7 +119,9 @@ class RememberItem(BaseModel):
     namespace: str | None = Field(None, description="Partition inside your memory (default 'default')")
     idempotency_key: str | None = Field(None, description="Send the same key when retrying, so it is stored once")
     occurred_at: str | None = Field(None, description="When the fact happened, ISO-8601, if not now")
-    expires_at: str | None = Field(None, description="When the fact stops being true, ISO-8601")
+    expires_at: str | None = Field(
+        None, description="When the fact stops being true, ISO-8601 (a date alone: the end of that day, UTC)"
+    )
     supersedes: list[str] | None = Field(
         None, description="Ids of memories this fact replaces (each named by one item at most)"
     )
@@ -123,7 +153,10 @@ class AnalyzeOut(BaseModel):
     )
     facts: list[FactOut] = Field(description="The facts filed (or, on failure, the source as one fact)")
     left_out: int = Field(0, description="Facts beyond the limit of 50 per call, not remembered")
-    refused: int = Field(0, description="Facts the LLM returned that are no valid text (empty, too long, ...)")
+    refused: int = Field(
+        0, description="Facts the LLM returned that are no valid text (a number, null, empty, too long, ...)"
+    )
+    refusals: list[str] = Field([], description="Why each refused fact was refused, in the LLM's order")
     repeated: int = Field(0, description="Facts the LLM returned more than once (remembered once)")
 
     @classmethod
@@ -135,6 +168,7 @@ class AnalyzeOut(BaseModel):
             facts=[FactOut(**RememberOut.of_outcome(fact).model_dump(), text=fact.job.text) for fact in outcome.facts],
             left_out=outcome.left_out,
             refused=outcome.refused,
+            refusals=list(outcome.refusals),
             repeated=outcome.repeated,
         )
 
@@ -153,11 +187,17 @@ def analyze_text(out: AnalyzeOut) -> str:
         lines.append(f"- {job_line(fact)}: {fact.text}")
     notes = [
         (out.left_out, "more facts were left out (at most 50 per call)"),
-        (out.refused, "facts were not valid texts and were dropped"),
+        (out.refused, f"facts were refused and not remembered: {_some(out.refusals)}"),
         (out.repeated, "repeated facts were remembered once"),
     ]
     lines += [f"({count} {what}.)" for count, what in notes if count]
     return "\n".join(lines)
+
+
+def _some(reasons: list[str], most: int = 5) -> str:
+    """The first few reasons, and how many more (a model can return hundreds of bad items)."""
+    shown = "; ".join(reasons[:most])
+    return shown + (f"; and {len(reasons) - most} more" if len(reasons) > most else "")
 
 
 class StatusOut(BaseModel):
@@ -198,11 +238,11 @@ class HitOut(BaseModel):
             namespace=hit.namespace,
             created_at=_iso(hit.created_at),
             updated_at=_iso(hit.updated_at),
-            occurred_at=_iso(hit.occurred_at) if hit.occurred_at is not None else None,
+            occurred_at=_given(hit.occurred_at),
             copies=hit.copies,
             folded_by_llm=hit.folded_by_llm,
             pending=hit.pending,
-            expires_at=_opt_iso(hit.expires_at),
+            expires_at=_given(hit.expires_at),
             expired=hit.expired(time.time()),
             superseded_by=hit.superseded_by,
             collapsed_ids=list(hit.collapsed_ids),
@@ -252,7 +292,10 @@ class HistoryOut(BaseModel):
     revisions: list[RevisionOut] = Field(description="Previous bodies, newest first")
     jobs: list[JobOut] = Field(description="Remember jobs that ended in this memory, newest first")
     merged_from: list[str]
-    expires_at: str | None = None
+    expires_at: str | None = Field(None, description="From when it is no longer recalled or listed, if it expires")
+    expired: bool = Field(
+        False, description="Past its expires_at: recall and list leave it out without include_expired"
+    )
     superseded_by: str | None = Field(None, description="The memory that replaced this one")
     supersedes: list[str] = Field([], description="Memories this one replaced (undo brings them back)")
     superseded_by_status: str | None = Field(
@@ -287,7 +330,8 @@ class HistoryOut(BaseModel):
             ],
             jobs=[JobOut.of(job) for job in history.jobs],
             merged_from=history.merged_from,
-            expires_at=_opt_iso(history.expires_at),
+            expires_at=_given(history.expires_at),
+            expired=_expired(history.expires_at),
             superseded_by=history.superseded_by,
             supersedes=history.supersedes,
             superseded_by_status=history.superseded_by_status,
@@ -296,7 +340,7 @@ class HistoryOut(BaseModel):
 
 
 def history_text(out: HistoryOut) -> str:
-    lines = [f"{out.memory_id} [{out.status}] {out.body}"]
+    lines = [f"{out.memory_id} [{out.status}]{_marks(out.expires_at, out.expired)} {out.body}"]
     if out.retired_into:
         lines.append(f"folded into {out.retired_into}")
     if out.superseded_by:
@@ -311,7 +355,8 @@ def history_text(out: HistoryOut) -> str:
     if out.supersedes:
         lines.append(f"supersedes {', '.join(out.supersedes)}")
     if out.expires_at:
-        lines.append(f"expires {out.expires_at}")
+        past = "left" if out.expired else "leaves"
+        lines.append(f"{past} recall and list at {out.expires_at} (it is kept; include_expired shows it)")
     for r in out.revisions:
         if r.replaced_by in ("superseded", "unsuperseded"):
             what = "superseded" if r.replaced_by == "superseded" else "brought back"
@@ -321,7 +366,8 @@ def history_text(out: HistoryOut) -> str:
     for job in out.jobs:
         source = f", extracted from analyze request {job.source_job_id}" if job.source_job_id else ""
         note = f"; {job.note}" if job.note else ""
-        lines.append(f"- {job.created_at} job {job.job_id} ({job.decision or job.status}{source}{note})")
+        marks = _marks(job.expires_at, job.expired)
+        lines.append(f"- {job.created_at} job {job.job_id} ({job.decision or job.status}{source}{note}){marks}")
     return "\n".join(lines)
 
 
@@ -342,6 +388,11 @@ class ForgetOut(BaseModel):
         description="Memories the erased one had superseded, live again (as an undo of the supersede would "
         "bring them back): recall finds them, forget them too if they should go",
     )
+    extracted: list[str] | None = Field(
+        default=None,
+        description="Set when memory_id named an analyze request (j_...), whose source text is what was erased: "
+        "the facts extracted from it, which stay remembered (memory ids; job ids of facts still queued)",
+    )
     wal_cleared: bool = Field(
         description="True: no file of the database holds the text any more. False: the text is erased from "
         "the database, but the write-ahead log (-wal) still holds a copy until another process (a reader "
@@ -358,12 +409,15 @@ class ForgetOut(BaseModel):
             already_forgotten=outcome.already,
             job_id=outcome.job_id,
             live_again=list(outcome.restored),
+            extracted=list(outcome.extracted) if outcome.extracted is not None else None,
         )
 
     def summary(self) -> str:
         """One line for people, said the same way by the tool and the CLI."""
         if self.already_forgotten:
             return f"{self.memory_id} was already forgotten; nothing more was erased"
+        if self.extracted is not None:
+            return f"forgot the source text of analyze request {self.job_id}; {_facts_kept(self.extracted)}"
         if self.job_id is not None and not self.erased_memories:
             return f"forgot queued fact {self.job_id} before it was curated ({self.erased_jobs} remember jobs erased)"
         became = f" (the memory remember job {self.job_id} became)" if self.job_id is not None else ""
@@ -374,6 +428,17 @@ class ForgetOut(BaseModel):
             are = "is" if len(self.live_again) == 1 else "are"
             back = f"; {', '.join(self.live_again)}, which it superseded, {are} live again"
         return f"forgot {self.memory_id}{became} ({folded}{self.erased_jobs} remember jobs erased){back}"
+
+
+def _facts_kept(ids: list[str], most: int = 10) -> str:
+    """What forgetting an analyze request left: the facts extracted from it, each named (the
+    first `most` of them) or counted."""
+    if not ids:
+        return "no fact extracted from it is remembered"
+    named = ", ".join(ids[:most]) + (f" and {len(ids) - most} more" if len(ids) > most else "")
+    if len(ids) == 1:
+        return f"the fact extracted from it stays remembered ({named})"
+    return f"the {len(ids)} facts extracted from it stay remembered ({named})"
 
 
 # Said by every entry point whose forget could not empty the write-ahead log in time: the
@@ -412,9 +477,9 @@ class ListOut(BaseModel):
                     namespace=m.namespace,
                     created_at=_iso(m.created_at),
                     updated_at=_iso(m.updated_at),
-                    occurred_at=_iso(m.occurred_at) if m.occurred_at is not None else None,
+                    occurred_at=_given(m.occurred_at),
                     occurrences=m.occurrences,
-                    expires_at=_opt_iso(m.expires_at),
+                    expires_at=_given(m.expires_at),
                     expired=m.expires_at is not None and m.expires_at <= now,
                     superseded_by=m.superseded_by,
                 )
@@ -429,7 +494,7 @@ def list_text(out: ListOut) -> str:
         return "No memories."
     lines = [
         f"{m.id} [{(m.occurred_at if m.occurred_at is not None else m.created_at)[:10]}] ({m.namespace})"
-        f"{_list_marks(m)} {m.text}"
+        f"{_marks(m.expires_at, m.expired, m.superseded_by)} {m.text}"
         for m in out.memories
     ]
     if out.next_cursor:
@@ -437,28 +502,29 @@ def list_text(out: ListOut) -> str:
     return "\n".join(lines)
 
 
-def _list_marks(m: MemoryOut) -> str:
-    marks = ""
-    if m.expires_at is not None:
-        marks += f" [{'expired' if m.expired else 'expires'} {m.expires_at[:10]}]"
-    if m.superseded_by is not None:
-        marks += f" [superseded by {m.superseded_by}]"
-    return marks
-
-
 def job_line(job: JobOut) -> str:
+    """One line per job, with its expiry marked as recall marks it and, when that is already
+    past, what it means for the fact: a past expires_at is accepted, but never silently."""
     if job.status == "done" and job.memory_id is None:
         if job.decision == ANALYZED:
             return f"{job.job_id}: analyze request (holds the source text; its facts name it)"
         if job.decision == "forgotten":  # erased by a forget while still queued: it never became a memory
             return f"{job.job_id}: forgotten before it was curated (its text is erased; it became no memory)"
-        return f"{job.job_id}: done ({job.decision}) but in no memory (`memwal-mcp check` names the damage)"
-    if job.status == "done":
+        line = f"{job.job_id}: done ({job.decision}) but in no memory (`memwal-mcp check` names the damage)"
+    elif job.status == "done":
         note = f"; {job.note}" if job.note else ""
-        return f"{job.job_id}: done ({job.decision}) -> memory {job.memory_id}{note}"
-    if job.status == "failed":
-        return f"{job.job_id}: failed: {job.error}"
-    return f"{job.job_id}: queued (being curated; recall already sees it)"
+        line = f"{job.job_id}: done ({job.decision}) -> memory {job.memory_id}{note}"
+    elif job.status == "failed":
+        line = f"{job.job_id}: failed: {job.error}"
+    else:
+        line = f"{job.job_id}: queued (being curated{'' if job.expired else '; recall already sees it'})"
+    line += _marks(job.expires_at, job.expired)
+    if not job.expired:
+        return line
+    if job.status == "queued" or job.decision == "created":
+        return line + " (already expired: recall and list leave it out unless include_expired is set)"
+    # A repeat or merge moves the memory's end to the later of the two, and never sets one it lacks.
+    return line + " (already expired; the memory it went into ends with its own expiry if that is later, or not)"
 
 
 # --- the server ----------------------------------------------------------------

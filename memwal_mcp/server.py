@@ -310,7 +310,11 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         ] = None,
         expires_at: Annotated[
             str | None,
-            Field(description="When the fact stops being true, ISO-8601; after it, recall and list leave it out"),
+            Field(
+                description="When the fact stops being true, ISO-8601; from then on recall and list leave it out "
+                "(it is kept). A date alone means the end of that day, UTC: '2026-12-05' is recalled all of "
+                "Dec 5. A time means that instant. A past one is accepted: the fact is stored already expired"
+            ),
         ] = None,
         supersedes: Annotated[
             list[str] | None,

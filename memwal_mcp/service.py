@@ -20,7 +20,7 @@ import anyio
 
 from . import validation
 from .config import Settings
-from .curation.extract import MAX_FACTS, make_extractor
+from .curation.extract import MAX_FACTS, NotText, make_extractor
 from .curation.llm import make_decider
 from .curation.worker import CurationWorker
 from .embedding import Embedder, LazyEmbedder
@@ -31,6 +31,7 @@ from .recall.lexical import searchable
 from .recall.search import SearchParams, search
 from .recall.unindexed_vectors import UnindexedVectors
 from .records import (
+    ANALYZED,
     SUPERSEDED,
     AnalyzeOutcome,
     ForgetOutcome,
@@ -43,8 +44,8 @@ from .records import (
     RememberOutcome,
     UndoOutcome,
 )
-from .store import Store, StoreReader, open_store
-from .store.records import JobRequest, KeyReused, StoredCopy, SupersedeRefused, SupersedeUnknown
+from .store import Store, StoreReader, StoreWriter, open_store
+from .store.records import Forgotten, JobRequest, KeyReused, StoredCopy, SupersedeRefused, SupersedeUnknown
 
 log = logging.getLogger(__name__)
 
@@ -255,7 +256,7 @@ class MemoryService:
             validation.text(text, self.settings.limits.max_text_bytes),
             validation.idempotency_key(idempotency_key),
             validation.instant(occurred_at, "occurred_at"),
-            validation.instant(expires_at, "expires_at"),
+            validation.expiry(expires_at),
             validation.memory_ids(supersedes, "supersedes"),
         )
 
@@ -294,30 +295,36 @@ class MemoryService:
         if found.error is not None:
             outcomes = await self._file(owner, [JobRequest(lane, body)], wait)
             return AnalyzeOutcome(None, outcomes, f"extraction failed: {found.error}")
-        facts, refused, repeated = [], 0, 0
+        facts: list[JobRequest] = []
+        refusals: list[str] = []
+        repeated = 0
         seen: set[str] = set()
-        for fact in found.facts:
+        for number, item in enumerate(found.facts, start=1):
+            if isinstance(item, NotText):
+                refusals.append(f"fact {number} {item.why}")
+                continue
             try:
-                fact = validation.text(fact, self.settings.limits.max_text_bytes)
-            except InvalidInput:
-                refused += 1
+                fact = validation.text(
+                    item, self.settings.limits.max_text_bytes, name=f"fact {number}", hint="the LLM gave no text"
+                )
+            except InvalidInput as exc:
+                refusals.append(str(exc))
                 continue
             if norm_key(fact) in seen:
                 repeated += 1
                 continue
             seen.add(norm_key(fact))
             facts.append(JobRequest(lane, fact))
-        if not facts and refused:
+        if not facts and refusals:
             outcomes = await self._file(owner, [JobRequest(lane, body)], wait)
-            return AnalyzeOutcome(
-                None, outcomes, f"extraction failed: none of the {refused} facts the LLM returned is a valid text"
-            )
+            error = f"extraction failed: none of the {len(refusals)} facts the LLM returned is a valid text"
+            return AnalyzeOutcome(None, outcomes, error, refusals=tuple(refusals))
         kept = facts[:MAX_FACTS]
         request, filed = await self._store.write(
             lambda writer: writer.insert_analysis(owner, lane, body, kept, time.time())
         )
         outcomes = await self._outcomes(owner, filed, wait)
-        return AnalyzeOutcome(request, outcomes, None, len(facts) - len(kept), refused, repeated)
+        return AnalyzeOutcome(request, outcomes, None, len(facts) - len(kept), tuple(refusals), repeated)
 
     async def status(self, owner: str, job_ids: object, wait_ms: object = 0) -> list[Job]:
         """Jobs in the order asked. Unknown ids (including other owners') raise NotFound."""
@@ -443,7 +450,13 @@ class MemoryService:
     # --- history ---------------------------------------------------------------
 
     async def history(self, owner: str, memory_id: object) -> History:
-        return await self._store.read(_history, owner, validation.memory_id(memory_id))
+        mid = validation.memory_id(memory_id)
+        if mid.startswith("j_"):  # "no memory with id 'j_...'" would read as if the fact were lost
+            raise InvalidInput(
+                f"memory_id {mid!r} is a remember job's id, not a memory's: memwal_remember_status "
+                "names the memory it became; give that id"
+            )
+        return await self._store.read(_history, owner, mid)
 
     # --- forget, undo, list ------------------------------------------------------
 
@@ -460,7 +473,7 @@ class MemoryService:
         When a reader's snapshot keeps the log from being emptied in time, the outcome says so
         (`wal_cleared`) and the database keeps retrying on a timer until the log is empty."""
         mid = validation.memory_id(memory_id)
-        done = await self._store.write(lambda writer: writer.forget_memory(owner, mid, retired_too))
+        done, extracted = await self._store.write(lambda writer: _forget(writer, owner, mid, retired_too))
         if not done.wal_cleared:
             self._store.owe_erasure()
         if done.already:
@@ -472,7 +485,14 @@ class MemoryService:
             self.worker.wake()  # brought back without a vector, as by an undo
         memory = done.memory_ids[0] if done.memory_ids else mid
         return ForgetOutcome(
-            memory, done.memory_ids, done.jobs, done.wal_cleared, done.already, done.via_job, done.restored
+            memory,
+            done.memory_ids,
+            done.jobs,
+            done.wal_cleared,
+            done.already,
+            done.via_job,
+            done.restored,
+            extracted,
         )
 
     async def undo(self, owner: str, memory_id: object) -> UndoOutcome:
@@ -610,6 +630,20 @@ def _erase_order(targets: list[ForgetTarget]) -> list[ForgetTarget]:
         return count
 
     return sorted(targets, key=lambda t: -replacements(t.copy.id))
+
+
+def _forget(
+    writer: StoreWriter, owner: str, memory_id: str, retired_too: bool
+) -> tuple[Forgotten, tuple[str, ...] | None]:
+    """The forget, and, when the id names an analyze request (whose source text is what goes),
+    the facts extracted from it that stay remembered, read by the same writer just before."""
+    extracted = None
+    if memory_id.startswith("j_"):
+        request = writer.jobs_by_id(owner, [memory_id]).get(memory_id)
+        if request is not None and request.decision == ANALYZED:
+            facts = [job for job in writer.extracted_from(owner, memory_id) if job.decision != "forgotten"]
+            extracted = tuple(dict.fromkeys(job.memory_id or job.id for job in facts))
+    return writer.forget_memory(owner, memory_id, retired_too), extracted
 
 
 def _history(reader: StoreReader, owner: str, memory_id: str) -> History:

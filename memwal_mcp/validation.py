@@ -201,6 +201,17 @@ def _parse_instant(name: str, value: str, upper_bound: bool) -> float:
     """Seconds since the epoch; naive values are UTC. As an upper bound a value means the whole
     of its last unit: '2026-11-30' all that day, '14:05' that minute, '14:05:09' that second, so
     the second shown for a fact, given back as `until`, includes the fact."""
+    moment, unit = _moment(name, value)
+    if not upper_bound:
+        return min(moment.total_seconds(), _LATEST)
+    # The float just below the next unit's start: a fact stamped exactly there stays out, at any
+    # magnitude (subtracting a microsecond is lost to rounding at year 1 or 9999).
+    return min(math.nextafter((moment + unit).total_seconds(), -math.inf), _LATEST)
+
+
+def _moment(name: str, value: str) -> tuple[timedelta, timedelta]:
+    """(the instant since the epoch, the length of the last unit the value gives: a day for a
+    date alone, else an hour, a minute, a second or its fraction)."""
     _check_chars(name, value, one_line=True)
     found = _INSTANT.fullmatch(value)
     if found is None:
@@ -234,28 +245,46 @@ def _parse_instant(name: str, value: str, upper_bound: bool) -> float:
     moment = naive - _EPOCH - offset
     if not _FIRST <= moment <= _END:
         raise InvalidInput(f"{name} {show(value)} is outside the years 0001 to 9999 in UTC")
-    if not upper_bound:
-        return min(moment.total_seconds(), _LATEST)
     if part["hour"] is None:
-        unit = timedelta(days=1)
+        unit = _DAY
     elif part["minute"] is None:
         unit = timedelta(hours=1)
     elif part["second"] is None:
         unit = timedelta(minutes=1)
     else:
         unit = timedelta(microseconds=10 ** (6 - min(len(fraction), 6)))
-    # The float just below the next unit's start: a fact stamped exactly there stays out, at any
-    # magnitude (subtracting a microsecond is lost to rounding at year 1 or 9999).
-    return min(math.nextafter((moment + unit).total_seconds(), -math.inf), _LATEST)
+    return moment, unit
+
+
+_DAY = timedelta(days=1)
+# The last whole second of the calendar: where the end of its last day is kept (that end
+# itself, the first instant of year 10000, cannot be shown as a date).
+_LAST_SECOND = (_END - timedelta(microseconds=_END.microseconds)).total_seconds()
+
+
+def _string(value: object, name: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"{name} must be an ISO-8601 date or date-time string, {_FORMS}")
+    return value
 
 
 def instant(value: object, name: str, upper_bound: bool = False) -> float | None:
     """An optional ISO-8601 date argument (occurred_at, since, until)."""
     if value is None:
         return None
-    if not isinstance(value, str) or not value:
-        raise InvalidInput(f"{name} must be an ISO-8601 date or date-time string, {_FORMS}")
-    return _parse_instant(name, value, upper_bound)
+    return _parse_instant(name, _string(value, name), upper_bound)
+
+
+def expiry(value: object, name: str = "expires_at") -> float | None:
+    """An optional expires_at: the first instant the fact no longer holds. A date alone means
+    the end of that day (the first instant of the next, UTC), so a fact "valid until
+    2026-12-05" is still recalled all that day; a time means its exact instant."""
+    if value is None:
+        return None
+    moment, unit = _moment(name, _string(value, name))
+    if unit == _DAY:
+        return min((moment + _DAY).total_seconds(), _LAST_SECOND)
+    return min(moment.total_seconds(), _LATEST)
 
 
 def period(since: object, until: object) -> tuple[float | None, float | None]:
@@ -272,9 +301,21 @@ def namespace_scope(value: object) -> str:
     return "*" if value == "*" else namespace(value)
 
 
+_MEMORY_ID_EXAMPLE = "a memory id such as 'm_0123456789abcdef' (from memwal_recall or memwal_list)"
+
+
 def memory_id(value: object) -> str:
+    """A memory id (or a job id: forget takes a queued fact's). An empty or blank one, or one
+    with spaces around it, is told so: a bare "got ''" left the caller to guess."""
+    if isinstance(value, str) and not _ID.fullmatch(value):
+        if not value:
+            raise InvalidInput(f"memory_id is empty; give {_MEMORY_ID_EXAMPLE}")
+        if not value.strip():
+            raise InvalidInput(f"memory_id {show(value)} is blank (only white space); give {_MEMORY_ID_EXAMPLE}")
+        if _ID.fullmatch(value.strip()):
+            raise InvalidInput(f"memory_id {show(value)} has spaces around it; remove them")
     if not isinstance(value, str) or not _ID.fullmatch(value):
-        raise InvalidInput(f"memory_id must be a memory id such as 'm_0123456789abcdef', got {show(value)}")
+        raise InvalidInput(f"memory_id must be {_MEMORY_ID_EXAMPLE}, got {show(value)}")
     return value
 
 

@@ -1,11 +1,12 @@
-"""Reading an extraction reply: what a model sends is untrusted, so anything short of a list of
-texts is "no facts" (the caller keeps the source whole), never an exception."""
+"""Reading an extraction reply: what a model sends is untrusted, so anything short of a list is
+"no facts" (the caller keeps the source whole), never an exception, and an item of the list that
+is no text is kept in its place as NotText, for the caller to refuse with a reason."""
 
 from __future__ import annotations
 
 import pytest
 
-from memwal_mcp.curation.extract import build_messages, parse_facts
+from memwal_mcp.curation.extract import NotText, build_messages, parse_facts
 
 
 @pytest.mark.parametrize(
@@ -17,13 +18,29 @@ from memwal_mcp.curation.extract import build_messages, parse_facts
         ('["bare", "list"]', ["bare", "list"]),
         ('{"note": 1} and then {"facts": []}', []),
         (
-            '{"facts": [" padded ", 3, null, {"text": "from an object"}, {"fact": "another"}, {"x": 1}]}',
+            '{"facts": [" padded ", {"text": "from an object"}, {"fact": "another"}]}',
             ["padded", "from an object", "another"],
         ),
     ],
 )
 def test_a_list_of_facts_is_found_wherever_it_is(reply: str, facts: list[str]) -> None:
     assert parse_facts(reply) == facts
+
+
+def test_an_item_that_is_no_text_keeps_its_place_saying_what_it_was() -> None:
+    """Dropped unsaid, a number or null from the model was a fact lost without a word."""
+    reply = '{"facts": ["A is 5", 3, 2.5, null, true, ["x"], {"x": 1}, {"text": 7}, "B is 6"]}'
+    assert parse_facts(reply) == [
+        "A is 5",
+        NotText("is a number, not a text"),
+        NotText("is a number, not a text"),
+        NotText("is null, not a text"),
+        NotText("is true or false, not a text"),
+        NotText("is a list, not a text"),
+        NotText('is an object with no "text" or "fact" string in it'),
+        NotText('is an object with no "text" or "fact" string in it'),
+        "B is 6",
+    ]
 
 
 @pytest.mark.parametrize(

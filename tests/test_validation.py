@@ -423,3 +423,52 @@ def test_an_until_before_the_since_is_refused() -> None:
         validation.period("2026-06-30", "2026-06-01")
     start, end = validation.period("2026-06-01T10:00:00Z", "2026-06-01T10:00:00Z")
     assert start is not None and end is not None and start < end
+
+
+@pytest.mark.parametrize(
+    ("value", "expires"),
+    [
+        ("2026-12-05", "2026-12-06T00:00:00"),  # valid all of Dec 5: gone from the first instant of Dec 6
+        ("2026-12-05T00:00", "2026-12-05T00:00:00"),  # a time is its exact instant
+        ("2026-12-05T10:00:00.5Z", "2026-12-05T10:00:00.5"),
+        ("2026-12-05T12:00:00+02:00", "2026-12-05T10:00:00"),
+        ("2020-01-31", "2020-02-01T00:00:00"),  # a past expiry is accepted
+        ("9999-12-31", "9999-12-31T23:59:59"),  # the calendar's last second: its end is no date
+    ],
+)
+def test_a_date_alone_expires_at_the_end_of_that_day(value: str, expires: str) -> None:
+    assert validation.expiry(value) == _utc(expires)
+
+
+def test_an_expiry_is_refused_as_any_date_is() -> None:
+    assert validation.expiry(None) is None
+    with pytest.raises(InvalidInput, match=r"^expires_at '2026-02-30' is not a date on the calendar"):
+        validation.expiry("2026-02-30")
+    with pytest.raises(InvalidInput, match=r"^expires_at must be an ISO-8601 date"):
+        validation.expiry(20261205)
+
+
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [
+        ("2026-12-05T10:00:00.5Z", "2026-12-05T10:00:00.5+00:00"),
+        ("2026-12-05T10:00:00.123Z", "2026-12-05T10:00:00.123+00:00"),
+        ("2026-12-05T10:00:00.1Z", "2026-12-05T10:00:00.1+00:00"),  # 0.1 s is no exact float: no noise
+        ("2026-12-05T10:00:00.9999999Z", "2026-12-05T10:00:00.999+00:00"),  # cut, never rounded up
+        ("2026-12-05T10:00:00Z", "2026-12-05T10:00:00+00:00"),
+        ("0001-01-01T00:00:00.25Z", "0001-01-01T00:00:00.25+00:00"),
+    ],
+)
+def test_a_given_instant_is_shown_to_the_millisecond_without_float_noise(given: str, shown: str) -> None:
+    from memwal_mcp.records import Job
+    from memwal_mcp.schemas import JobOut
+
+    at = validation.instant(given, "occurred_at")
+    assert at is not None
+    job = Job("j_1", "alice", "default", "A fact", None, "queued", 0, None, None, None, at, at, at, at)
+    out = JobOut.of(job)
+    assert (out.occurred_at, out.expires_at) == (shown, shown)
+    assert out.created_at == shown[:19] + "+00:00"  # what the server stamps: to the second
+    # Given back as `until`, the time shown takes in the instant.
+    until = validation.instant(shown, "until", upper_bound=True)
+    assert until is not None and until >= at

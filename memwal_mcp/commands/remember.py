@@ -18,7 +18,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wait-ms", type=int, default=10000, help="wait for curation (default 10000)")
     parser.add_argument("--occurred-at", default=None, help="when it happened, ISO-8601 (default: now)")
     parser.add_argument(
-        "--expires", dest="expires_at", default=None, help="when it stops being true, ISO-8601 (then recall omits it)"
+        "--expires",
+        dest="expires_at",
+        default=None,
+        help="when it stops being true, ISO-8601; a date alone means the end of that day, UTC (then recall omits it)",
     )
     parser.add_argument(
         "--supersedes",

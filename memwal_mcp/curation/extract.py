@@ -5,8 +5,9 @@ Extraction only proposes: every fact goes through curation (an exact repeat beco
 occurrence, a near one goes to the decider), so extraction itself never updates or deletes
 anything. The text is untrusted data: it is fenced, and the prompt says nothing inside it is
 an instruction. The reply is untrusted too: it is read tolerantly (code fences, prose around
-the JSON, a bare list), and anything that is not a list of texts is a failure with a reason,
-so the caller can keep the source as one memory instead of losing it.
+the JSON, a bare list), and anything that is not a list is a failure with a reason, so the
+caller can keep the source as one memory instead of losing it; an item of the list that is no
+text is refused by the caller with a reason, like a text a remember would refuse.
 """
 
 from __future__ import annotations
@@ -54,10 +55,18 @@ Reply with a JSON object and nothing else: {{"facts": ["...", "..."]}}
 
 
 @dataclass(frozen=True, slots=True)
-class Extraction:
-    """The facts found, in the model's order; or `error`, why there are none to trust."""
+class NotText:
+    """An item of the model's list that holds no text to remember, and why."""
 
-    facts: tuple[str, ...] = ()
+    why: str  # "is a number, not a text", "is null, not a text", ...
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """The facts found, in the model's order (an item that is no text kept in its place, so the
+    caller counts it as refused); or `error`, why there are none to trust."""
+
+    facts: tuple[str | NotText, ...] = ()
     error: str | None = None
 
 
@@ -79,10 +88,11 @@ _MAX_TRIES = 16
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.S | re.I)
 
 
-def parse_facts(reply: object) -> list[str] | None:
+def parse_facts(reply: object) -> list[str | NotText] | None:
     """The list of facts in a reply, or None when it holds none: the first JSON object with a
     `facts` list (or a bare JSON list) anywhere in it, so code fences and prose around it do
-    not matter. Facts that are not text are dropped (an object's `text` or `fact` is taken)."""
+    not matter. An object's `text` or `fact` is taken; an item that is no text stays in the list
+    as NotText, so that it is counted as refused, never dropped unsaid."""
     if not isinstance(reply, str):
         return None
     text = _THINK.sub("", reply)
@@ -97,14 +107,28 @@ def parse_facts(reply: object) -> list[str] | None:
             continue
         items = value.get("facts") if isinstance(value, dict) else value
         if isinstance(items, list):
-            return [fact for fact in (_fact_text(item) for item in items) if fact is not None]
+            return [_fact_text(item) for item in items]
     return None
 
 
-def _fact_text(item: object) -> str | None:
+# What a JSON value that is no text was, for the reply that refuses it.
+_KINDS: tuple[tuple[type, str], ...] = (
+    (bool, "true or false"),
+    (int, "a number"),
+    (float, "a number"),
+    (list, "a list"),
+)
+
+
+def _fact_text(item: object) -> str | NotText:
     if isinstance(item, dict):
-        item = item.get("text", item.get("fact"))
-    return item.strip() if isinstance(item, str) else None
+        if not isinstance(text := item.get("text", item.get("fact")), str):
+            return NotText('is an object with no "text" or "fact" string in it')
+        item = text
+    if isinstance(item, str):
+        return item.strip()
+    what = "null" if item is None else next((what for kind, what in _KINDS if isinstance(item, kind)), "no string")
+    return NotText(f"is {what}, not a text")
 
 
 class OpenAIExtractor:

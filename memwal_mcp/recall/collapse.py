@@ -2,7 +2,8 @@
 
 Exact-after-normalization only: an over-eager collapse hides real information,
 which is worse than the duplicates it removes. Hits arrive best first, so the
-survivor of each group is its best-ranked copy, and rank order is preserved.
+survivor of each group is its best-ranked copy (recall prefers a current one: see
+group_duplicates), and rank order is preserved.
 
 How many copies a survivor stands for is a fact about what is stored, not about what a
 search happened to fetch: given `stored` (the store's count of each text's rows and
@@ -19,12 +20,24 @@ from ..records import Hit
 from ..store.records import KeyCopies
 
 
-def group_duplicates(hits: Iterable[Hit]) -> dict[str, list[Hit]]:
-    """Hits by normalized-text key, groups in order of their best hit, best first inside."""
-    groups: dict[str, list[Hit]] = {}
-    for hit in hits:
-        groups.setdefault(hit.key or norm_key(hit.text), []).append(hit)
-    return groups
+def group_duplicates(hits: Iterable[Hit], now: float | None = None) -> dict[str, list[Hit]]:
+    """Hits by normalized-text key, groups in order of their best hit, best first inside.
+
+    With `now`, a group's first hit (the one shown) is a current copy whenever the group holds
+    one: an expired or superseded copy that happens to rank first must not make a fact that is
+    still current look ended. Groups are then in the order of the hits shown."""
+    ranked: dict[str, list[tuple[int, Hit]]] = {}
+    for position, hit in enumerate(hits):
+        ranked.setdefault(hit.key or norm_key(hit.text), []).append((position, hit))
+    if now is not None:
+        for group in ranked.values():
+            group.sort(key=lambda entry: (not _current(entry[1], now), entry[0]))
+        ranked = dict(sorted(ranked.items(), key=lambda item: item[1][0][0]))
+    return {key: [hit for _, hit in group] for key, group in ranked.items()}
+
+
+def _current(hit: Hit, now: float) -> bool:
+    return not hit.expired(now) and hit.superseded_by is None
 
 
 def survivor(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
+from datetime import time as datetime_time
 
 from ..records import Hit, RecallResult
 
@@ -28,11 +29,28 @@ def _day(ts: float) -> str:
         return "?"
 
 
+def _last_day(expires_at: float) -> str:
+    """The last UTC day a fact holds: an expiry at midnight (a date-only expires_at, the end of
+    that day) names the day before it, the day the caller gave."""
+    try:
+        end = datetime.fromtimestamp(expires_at, tz=timezone.utc)
+        day = end.date() - timedelta(days=1) if end.time() == datetime_time(0) else end.date()
+    except (OverflowError, ValueError, OSError):
+        return "?"
+    return day.isoformat()
+
+
+def expiry_mark(expires_at: float | None, expired: bool) -> str:
+    """` [expires D]` or, once past, ` [expired D]`, D the last day the fact holds; "" when it
+    does not expire."""
+    if expires_at is None:
+        return ""
+    return f" [{'expired' if expired else 'expires'} {_last_day(expires_at)}]"
+
+
 def status_marks(expires_at: float | None, superseded_by: str | None, now: float) -> str:
     """What a reader must know before trusting a fact: that it ends, ended, or was replaced."""
-    marks = ""
-    if expires_at is not None:
-        marks += f" [expired {_day(expires_at)}]" if expires_at <= now else f" [expires {_day(expires_at)}]"
+    marks = expiry_mark(expires_at, expires_at is not None and expires_at <= now)
     if superseded_by is not None:
         marks += f" [superseded by {superseded_by}]"
     return marks

@@ -507,11 +507,11 @@ async def search(
         scored = [(pk, s) for pk, s in scored if scorer.keeps(s) and scorer.current(s.hit)]
         hits = await _in_window(store, scorer, scored)
         ranked = sorted([*hits, *(s.hit for s in extra)], key=_rank)
-        groups = group_duplicates(ranked)
+        groups = group_duplicates(ranked, scorer.now)
         full = len(groups) >= params.limit and list(groups.values())[params.limit - 1][0].score >= bound
         if full or bound < scorer.floor(not words_exhausted) or exhausted or k >= MAX_K:
             chosen = list(groups.items())[: params.limit]
-            stored, queued = await store.read(_stored_copies, lanes, chosen, params.since, params.until)
+            stored, queued = await store.read(_stored_copies, lanes, chosen, params, scorer.now)
             return [_named(survivor(key, group, {}, stored.get(key), queued), stored.get(key)) for key, group in chosen]
         lexical = nearest = known = None  # a wider pool searches again
         k = min(MAX_K, k * 4)
@@ -634,14 +634,22 @@ def _stored_copies(
     reader: StoreReader,
     lanes: Sequence[int],
     chosen: Sequence[tuple[str, list[Hit]]],
-    since: float | None,
-    until: float | None,
+    params: SearchParams,
+    now: float,
 ) -> tuple[dict[str, KeyCopies], set[str]]:
-    """The store's copies of the chosen texts and, in the same snapshot, which of the queued
-    hits are still queued: a job curated since the queue was read is counted by the store
-    already (as the memory, or a repeat on it) and must not be counted again as a copy."""
+    """The store's copies of the chosen texts that this recall could show (an expired or
+    superseded copy only when those are asked for) and, in the same snapshot, which of the
+    queued hits are still queued: a job curated since the queue was read is counted by the
+    store already (as the memory, or a repeat on it) and must not be counted again as a copy."""
     pending = [hit.id for _, group in chosen for hit in group if hit.pending]
-    stored = reader.copies_by_key(lanes, [key for key, _ in chosen], since, until)
+    stored = reader.copies_by_key(
+        lanes,
+        [key for key, _ in chosen],
+        params.since,
+        params.until,
+        live_at=None if params.include_expired else now,
+        superseded=params.include_superseded,
+    )
     return stored, reader.still_queued(pending)
 
 

@@ -144,12 +144,20 @@ class StoreReader(Protocol):
     def live_norm_keys(self, lane: int, keys: Iterable[str]) -> set[str]: ...
 
     def copies_by_key(
-        self, lanes: Sequence[int], keys: Iterable[str], since: float | None = None, until: float | None = None
+        self,
+        lanes: Sequence[int],
+        keys: Iterable[str],
+        since: float | None = None,
+        until: float | None = None,
+        live_at: float | None = None,
+        superseded: bool = False,
     ) -> dict[str, KeyCopies]:
-        """For each normalized text with a live memory in the lanes, how many copies of it are
-        stored (memories, and repeats recorded on them), each counted when its own instant falls
+        """For each normalized text with a memory in the lanes that a recall could show, how many
+        copies of it are stored (memories, and repeats recorded on them), each counted when its own instant falls
         in [since, until]: how many copies a hit stands for, never which memory is in a window.
-        `ids` names the memories counted in `rows`, oldest first."""
+        Only what the recall could show is counted: with `live_at`, no memory expired by then
+        (nor its repeats); with `superseded`, superseded memories too, as list_memories reads
+        them. `ids` names the memories counted in `rows`, oldest first."""
 
     def repeats_in_window(self, pks: Sequence[int], since: float | None, until: float | None) -> dict[int, float]:
         """pk -> the latest instant (occurred_at, else when remembered) of a repeat recorded on
@@ -206,6 +214,10 @@ class StoreReader(Protocol):
     def jobs_by_id(self, owner: str, job_ids: Sequence[str]) -> dict[str, Job]: ...
 
     def jobs_for_memories(self, owner: str, memory_ids: Sequence[str]) -> list[Job]: ...
+
+    def extracted_from(self, owner: str, request_id: str) -> list[Job]:
+        """The owner's fact jobs filed from that analyze request (source_job_id), in the order
+        filed: what stays remembered when the request's source text is forgotten."""
 
     def queued_fairly(self, lanes: Sequence[int], max_chars: int, max_jobs: int) -> list[QueuedJob]: ...
 

@@ -105,9 +105,16 @@ async def test_forgetting_the_request_erases_the_source_and_keeps_the_facts(serv
         with anyio.fail_after(180):
             async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
                 out = await _call(session, "memwal_analyze", text=source, wait_ms=20000)
-                await _call(session, "memwal_forget", memory_id=out["request_id"])
+                forgot = await session.call_tool("memwal_forget", {"memory_id": out["request_id"]})
                 listed = await _call(session, "memwal_list")
     assert [m["text"] for m in listed["memories"]] == ["Alice moved to Lisbon in March"]
+    # The reply says what went (the source text) and what stayed (the fact, by its memory id).
+    (fact,) = out["facts"]
+    assert not forgot.is_error and forgot.structured_content["extracted"] == [fact["memory_id"]]
+    assert tool_text(forgot) == (
+        f"Forgot the source text of analyze request {out['request_id']}; "
+        f"the fact extracted from it stays remembered ({fact['memory_id']})."
+    )
     leaks = [p.name for p in db_path.parent.glob("memwal.db*") if b"qwzxplorf" in p.read_bytes().lower()]
     assert leaks == []
 
@@ -123,3 +130,46 @@ async def test_without_an_llm_analyze_is_an_error_naming_the_settings(server_env
         [str(MEMWAL), "analyze", "-"], input=CONVERSATION, env=env, capture_output=True, text=True, timeout=60
     )
     assert cli.returncode == 2 and "MEMWAL_LLM__MODEL" in cli.stderr
+
+
+async def test_facts_that_are_no_text_are_refused_with_their_reasons_never_dropped_unsaid(
+    server_env, db_path, tmp_path
+):
+    odd = {"facts": ["Alice moved to Lisbon in March", 5, None, {"x": 1}, "  ", True]}
+    only_odd = {"facts": [1, None]}
+    replies = iter([Reply(json.dumps(odd)), Reply(json.dumps(only_odd))])
+
+    def script(request: dict[str, Any]) -> Reply:
+        return next(replies) if _extracting(request) else Reply("CREATE")
+
+    with ScriptedLLM(script) as llm:
+        env = _env(server_env, llm)
+        with anyio.fail_after(180):
+            async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+                some = await session.call_tool("memwal_analyze", {"text": CONVERSATION, "wait_ms": 20000})
+                none = await session.call_tool(
+                    "memwal_analyze", {"text": "Alice: my cat is called Miso.", "wait_ms": 20000}
+                )
+                listed = await _call(session, "memwal_list")
+
+    out = dict(some.structured_content)
+    assert [f["text"] for f in out["facts"]] == ["Alice moved to Lisbon in March"]
+    assert out["refused"] == 5
+    assert out["refusals"] == [
+        "fact 2 is a number, not a text",
+        "fact 3 is null, not a text",
+        'fact 4 is an object with no "text" or "fact" string in it',
+        "fact 5 is empty; the LLM gave no text",
+        "fact 6 is true or false, not a text",
+    ]
+    text = tool_text(some)
+    assert "(5 facts were refused and not remembered: fact 2 is a number, not a text;" in text, text
+    # Nothing but items that are no text: extraction failed, and the source is kept whole.
+    failed = dict(none.structured_content)
+    assert failed["extraction_failed"] and "none of the 2 facts" in failed["error"]
+    assert [f["text"] for f in failed["facts"]] == ["Alice: my cat is called Miso."]
+    assert failed["refusals"] == ["fact 1 is a number, not a text", "fact 2 is null, not a text"]
+    assert sorted(m["text"] for m in listed["memories"]) == [
+        "Alice moved to Lisbon in March",
+        "Alice: my cat is called Miso.",
+    ]

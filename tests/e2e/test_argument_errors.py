@@ -58,6 +58,12 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
     ("memwal_recall", {"query": "coffee\r"}, "query contains the control character U+000D"),
     ("memwal_recall", {"query": "\u200b"}, "query has nothing visible in it"),
     ("memwal_recall", {"query": "coffee " * 700}, "the limit is 4096 bytes (shorten the query)"),
+    ("memwal_history", {"memory_id": ""}, "memory_id is empty; give a memory id such as 'm_0123456789abcdef'"),
+    ("memwal_history", {"memory_id": "   "}, "memory_id '   ' is blank (only white space); give a memory id"),
+    ("memwal_history", {"memory_id": "\t"}, "memory_id '\\t' is blank (only white space)"),
+    ("memwal_history", {"memory_id": " m_0123456789abcdef"}, "has spaces around it; remove them"),
+    ("memwal_history", {"memory_id": "j_0123456789abcdef"}, "is a remember job's id, not a memory's"),
+    ("memwal_forget", {"memory_id": " "}, "memory_id ' ' is blank (only white space)"),
 ]
 
 

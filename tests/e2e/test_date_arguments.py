@@ -143,7 +143,7 @@ async def test_until_given_to_the_second_or_minute_includes_all_of_it(server_env
             await remember_done(session, CHECKED, occurred_at="2026-03-01T23:59:59.999Z")
             await remember_done(session, SERVICED, occurred_at="2026-03-02T00:00:00Z")
             shown = (await recalled(session, "boiler plumber"))[CHECKED]
-            assert shown == "2026-03-01T23:59:59+00:00"
+            assert shown == "2026-03-01T23:59:59.999+00:00"  # as given, to the millisecond
             # The instant shown for a fact, copied into until, includes the fact; so does that
             # second or minute written any other way.
             for until in [shown, "2026-03-01T23:59:59Z", "2026-03-01T23:59:59", "2026-03-01T23:59", "2026-03-01"]:

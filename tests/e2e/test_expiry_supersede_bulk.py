@@ -39,7 +39,8 @@ async def test_an_expired_memory_leaves_recall_and_list_and_purge_erases_it_from
         async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
             gone = await call_ok(session, "memwal_remember", text=EXPIRED, expires_at="2020-01-31", wait_ms=20000)
             kept = await call_ok(session, "memwal_remember", text=KEPT, expires_at="2999-12-31", wait_ms=20000)
-            assert gone["expires_at"].startswith("2020-01-31") and gone["status"] == "done"
+            # A date alone is the end of that day: gone from the first instant of the next.
+            assert gone["expires_at"] == "2020-02-01T00:00:00+00:00" and gone["status"] == "done"
 
             recalled = await call_ok(session, "memwal_recall", query="promo code this week", limit=10)
             assert [hit["id"] for hit in recalled["hits"]] == [kept["memory_id"]]
@@ -64,7 +65,7 @@ async def test_an_expired_memory_leaves_recall_and_list_and_purge_erases_it_from
     cli = _cli(env, "remember", CLI_EXPIRED, "--expires", "2021-06-30", "--supersedes", kept["memory_id"], "--json")
     assert cli.returncode == 0, cli.stderr
     filed = json.loads(cli.stdout)
-    assert filed["expires_at"].startswith("2021-06-30") and filed["supersedes"] == [kept["memory_id"]]
+    assert filed["expires_at"] == "2021-07-01T00:00:00+00:00" and filed["supersedes"] == [kept["memory_id"]]
     assert db_rows(db, "SELECT superseded_by FROM memories WHERE id = ?", (kept["memory_id"],)) == [
         (filed["memory_id"],)
     ]

@@ -30,6 +30,12 @@ def _create(w: StoreWriter, job: Job, at: float) -> str:
         return curate_created(w, job, at)
 
 
+def _curated(w: StoreWriter, request: JobRequest, at: float) -> str:
+    """Alice's request filed and curated into a memory of its own, as the worker creates one."""
+    ((job, _),) = w.insert_jobs("alice", [request], at)
+    return _create(w, job, at)
+
+
 async def test_insert_jobs_files_all_in_order_or_nothing(store: Store) -> None:
     def file(w: StoreWriter) -> list[str]:
         filed = w.insert_jobs(
@@ -299,6 +305,9 @@ async def test_an_analyze_request_keeps_the_source_and_its_facts_name_it(store: 
     assert jobs[request.id].text == source and jobs[fact.id].source_job_id == request.id
     lane = await store.read(lambda r: lane_of(r, "alice", "default"))
     assert [j.id for j in await store.read(lambda r: r.next_batch(lane, 10, T0 + 1))] == [fact.id]  # never curated
+    # The facts a request holds, for the owner only: what forgetting the request leaves.
+    assert [j.id for j in await store.read(lambda r: r.extracted_from("alice", request.id))] == [fact.id]
+    assert await store.read(lambda r: r.extracted_from("bob", request.id)) == []
 
     await store.write(lambda w: w.forget_memory("alice", request.id))
     jobs = await store.read(lambda r: r.jobs_by_id("alice", [request.id, fact.id]))
@@ -372,16 +381,45 @@ async def test_an_expired_memory_that_was_superseded_is_still_expired(store: Sto
     """`purge --expired` erases what expired_memories names: a superseded memory past its
     expiry must be among them, or its text outlives the purge."""
 
-    def curated(w: StoreWriter, request: JobRequest, at: float) -> str:
-        ((job, _),) = w.insert_jobs("alice", [request], at)
-        return _create(w, job, at)
-
     def build(w: StoreWriter) -> tuple[str, str]:
-        old = curated(w, JobRequest("default", "Flash sale on espresso beans", expires_at=T0 + 50), T0)
-        new = curated(w, JobRequest("default", "The flash sale moved to Friday", supersedes=(old,)), T0 + 1)
+        old = _curated(w, JobRequest("default", "Flash sale on espresso beans", expires_at=T0 + 50), T0)
+        new = _curated(w, JobRequest("default", "The flash sale moved to Friday", supersedes=(old,)), T0 + 1)
         return old, new
 
     old, new = await store.write(build)
     assert (await store.read(lambda r: r.memory_by_id("alice", old)))[1] == "superseded"  # type: ignore[index]
     assert await store.read(lambda r: r.expired_memories("alice", T0 + 100, 10)) == [old]
     assert await store.read(lambda r: r.expired_memories("alice", T0 + 10, 10)) == []
+
+
+async def test_copies_by_key_counts_only_the_copies_a_recall_could_show(store: Store) -> None:
+    """Without include_expired a copy expired by then is no copy (nor are its repeats); a
+    superseded copy is one only with include_superseded: a collapse counts what it could show."""
+    fact = "The Qwzxplorf promo code is SAVE10"
+
+    def build(w: StoreWriter) -> tuple[str, str, str]:
+        ended = _curated(w, JobRequest("default", fact, expires_at=T0 + 50), T0)
+        ((repeat, _),) = w.insert_jobs("alice", [JobRequest("default", fact, expires_at=T0 + 60)], T0 + 1)
+        found = w.memory_by_id("alice", ended)
+        assert found is not None
+        with w.transaction():
+            w.add_occurrence(found[0].pk, T0 + 1)
+            w.mark_done(repeat.id, "occurrence", ended, T0 + 1)
+        replaced = _curated(w, JobRequest("work", fact), T0 + 2)
+        _curated(w, JobRequest("work", "The promo code changed", supersedes=(replaced,)), T0 + 3)
+        current = _curated(w, JobRequest("default", fact), T0 + 4)
+        return ended, replaced, current
+
+    ended, replaced, current = await store.write(build)
+    key = norm_key(fact)
+    lanes = await store.read(lambda r: [lane.id for lane in r.owner_lanes("alice")])
+
+    async def count(live_at: float | None, superseded: bool = False) -> tuple[int, int, tuple[str, ...]]:
+        found = (await store.read(lambda r: r.copies_by_key(lanes, [key], None, None, live_at, superseded)))[key]
+        return found.rows, found.occurrences, found.ids
+
+    assert await count(None) == (2, 1, (ended, current))  # expired ones too: include_expired
+    assert await count(T0 + 100) == (1, 0, (current,))
+    assert await count(T0 + 55) == (2, 1, (ended, current))  # extended to T0 + 60 by the repeat
+    assert await count(T0 + 100, superseded=True) == (2, 0, (replaced, current))
+    assert await count(None, superseded=True) == (3, 1, (ended, replaced, current))

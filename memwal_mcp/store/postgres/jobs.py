@@ -432,3 +432,12 @@ def jobs_for_memories(conn: Connection, owner: str, memory_ids: Sequence[str]) -
         (owner, list(memory_ids)),
     ).fetchall()
     return [_job(row) for row in rows]
+
+
+def extracted_from(conn: Connection, owner: str, request_id: str) -> list[Job]:
+    """The owner's jobs whose source_job_id is that analyze request, in the order filed."""
+    rows = conn.execute(
+        f"SELECT {JOB_COLUMNS} FROM remember_jobs WHERE owner = %s AND source_job_id = %s ORDER BY seq",
+        (owner, request_id),
+    ).fetchall()
+    return [_job(row) for row in rows]

@@ -172,6 +172,10 @@ def lane_totals(conn: Connection, lanes: Sequence[int]) -> dict[int, tuple[int, 
     return {int(lane): (int(count), int(chars)) for lane, count, chars in rows}
 
 
+# The memories a read with include_superseded sees: the live ones and those another fact replaced.
+_SHOWN_WITH_SUPERSEDED = "(status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL))"
+
+
 def _in_window(column: str) -> str:
     """SQL: `column` lies in [since, until], either end open when NULL."""
     return (
@@ -181,7 +185,13 @@ def _in_window(column: str) -> str:
 
 
 def copies_by_key(
-    conn: Connection, lanes: Sequence[int], keys: Iterable[str], since: float | None = None, until: float | None = None
+    conn: Connection,
+    lanes: Sequence[int],
+    keys: Iterable[str],
+    since: float | None = None,
+    until: float | None = None,
+    live_at: float | None = None,
+    superseded: bool = False,
 ) -> dict[str, KeyCopies]:
     """See the SQLite backend's memories.copies_by_key: the same count, one query."""
     wanted = list(dict.fromkeys(keys))
@@ -194,10 +204,13 @@ def copies_by_key(
         "llm": FOLDED_BY_LLM,
         "lanes": list(lanes),
         "keys": wanted,
+        "live_at": live_at,
     }
+    shown = _SHOWN_WITH_SUPERSEDED if superseded else "status = 'live'"
     rows = conn.execute(
         "WITH m AS (SELECT pk, id, norm_key, occurrences, COALESCE(occurred_at, created_at) AS at FROM memories"
-        "  WHERE lane_id = ANY(%(lanes)s) AND status = 'live' AND norm_key = ANY(%(keys)s)),"
+        f"  WHERE lane_id = ANY(%(lanes)s) AND {shown} AND norm_key = ANY(%(keys)s)"
+        "   AND (%(live_at)s::float8 IS NULL OR expires_at IS NULL OR expires_at > %(live_at)s::float8)),"
         " j AS (SELECT m.id AS mid, r.decision AS decision, COALESCE(r.occurred_at, r.created_at) AS at"
         "  FROM m JOIN remember_jobs r ON r.memory_id = m.id WHERE r.decision IN (%(exact)s, %(llm)s)),"
         " t AS (SELECT mid, count(*) AS tracked,"
@@ -299,7 +312,7 @@ def list_memories(
     with `live_at`, not those expired by then; with `superseded`, the superseded ones too."""
     clauses: list[str] = [
         "owner = %s",
-        "(status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL))" if superseded else "status = 'live'",
+        _SHOWN_WITH_SUPERSEDED if superseded else "status = 'live'",
     ]
     params: list[object] = [owner]
     if live_at is not None:

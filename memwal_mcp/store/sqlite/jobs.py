@@ -437,3 +437,12 @@ def jobs_for_memories(conn: sqlite3.Connection, owner: str, memory_ids: Sequence
         (owner, *memory_ids),
     ).fetchall()
     return [_job(row) for row in rows]
+
+
+def extracted_from(conn: sqlite3.Connection, owner: str, request_id: str) -> list[Job]:
+    """The owner's jobs whose source_job_id is that analyze request, in the order filed."""
+    rows = conn.execute(
+        f"SELECT {JOB_COLUMNS} FROM remember_jobs WHERE owner = ? AND source_job_id = ? ORDER BY seq",
+        (owner, request_id),
+    ).fetchall()
+    return [_job(row) for row in rows]

@@ -179,6 +179,10 @@ def lane_totals(conn: sqlite3.Connection, lanes: Sequence[int]) -> dict[int, tup
     return {lane: (count, chars) for lane, count, chars in rows}
 
 
+# The memories a read with include_superseded sees: the live ones and those another fact replaced.
+_SHOWN_WITH_SUPERSEDED = "(status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL))"
+
+
 def _in_window(column: str) -> str:
     """SQL: `column` lies in [:since, :until], either end open when NULL."""
     return f"((:since IS NULL OR {column} >= :since) AND (:until IS NULL OR {column} <= :until))"
@@ -190,18 +194,28 @@ def copies_by_key(
     keys: Iterable[str],
     since: float | None = None,
     until: float | None = None,
+    live_at: float | None = None,
+    superseded: bool = False,
 ) -> dict[str, KeyCopies]:
-    """For each normalized-text key with a live memory in the lanes: its memories and the
-    repeats recorded on them, each counted when its own instant (occurred_at, else created_at)
-    falls in [since, until]. Over everything stored, not only what a search fetched. A count
-    about a text, never evidence about one memory: which memory falls in a window is
+    """For each normalized-text key with a memory in the lanes that a recall could show (live;
+    with `live_at`, not expired by then; with `superseded`, superseded ones too): those memories
+    and the repeats recorded on them, each counted when its own instant (occurred_at, else
+    created_at) falls in [since, until]. Over everything stored, not only what a search fetched.
+    A count about a text, never evidence about one memory: which memory falls in a window is
     `repeats_in_window`'s to say.
 
     A repeat recorded without a job (counts imported from elsewhere) takes its memory's instant."""
     keys = list(dict.fromkeys(keys))
     if not keys or not lanes:
         return {}
-    params: dict[str, object] = {"since": since, "until": until, "exact": EXACT_REPEAT, "llm": FOLDED_BY_LLM}
+    params: dict[str, object] = {
+        "since": since,
+        "until": until,
+        "exact": EXACT_REPEAT,
+        "llm": FOLDED_BY_LLM,
+        "live_at": live_at,
+    }
+    shown = _SHOWN_WITH_SUPERSEDED if superseded else "status = 'live'"
     params.update({f"l{i}": lane for i, lane in enumerate(lanes)})
     lane_marks = ",".join(f":l{i}" for i in range(len(lanes)))
     found: dict[str, KeyCopies] = {}
@@ -211,7 +225,8 @@ def copies_by_key(
         rows = conn.execute(
             "WITH m AS (SELECT rowid AS pk, id, norm_key, occurrences, COALESCE(occurred_at, created_at) AS at"
             " FROM memories"
-            f"  WHERE lane_id IN ({lane_marks}) AND status = 'live' AND norm_key IN ({marks})),"
+            f"  WHERE lane_id IN ({lane_marks}) AND {shown} AND norm_key IN ({marks})"
+            "   AND (:live_at IS NULL OR expires_at IS NULL OR expires_at > :live_at)),"
             " j AS (SELECT m.id AS mid, r.decision AS decision, COALESCE(r.occurred_at, r.created_at) AS at"
             "  FROM m JOIN remember_jobs r ON r.memory_id = m.id WHERE r.decision IN (:exact, :llm)),"
             " t AS (SELECT mid, COUNT(*) AS tracked,"
@@ -326,7 +341,7 @@ def list_memories(
     with `live_at`, not those expired by then; with `superseded`, the superseded ones too."""
     clauses: list[str] = [
         "owner = ?",
-        "(status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL))" if superseded else "status = 'live'",
+        _SHOWN_WITH_SUPERSEDED if superseded else "status = 'live'",
     ]
     params: list[object] = [owner]
     if live_at is not None:

@@ -118,9 +118,15 @@ class SQLiteReader:
         return memories.live_norm_keys(self.conn, lane, keys)
 
     def copies_by_key(
-        self, lanes: Sequence[int], keys: Iterable[str], since: float | None = None, until: float | None = None
+        self,
+        lanes: Sequence[int],
+        keys: Iterable[str],
+        since: float | None = None,
+        until: float | None = None,
+        live_at: float | None = None,
+        superseded: bool = False,
     ) -> dict[str, KeyCopies]:
-        return memories.copies_by_key(self.conn, lanes, keys, since, until)
+        return memories.copies_by_key(self.conn, lanes, keys, since, until, live_at, superseded)
 
     def repeats_in_window(self, pks: Sequence[int], since: float | None, until: float | None) -> dict[int, float]:
         return memories.repeats_in_window(self.conn, pks, since, until)
@@ -176,6 +182,9 @@ class SQLiteReader:
 
     def jobs_for_memories(self, owner: str, memory_ids: Sequence[str]) -> list[Job]:
         return jobs.jobs_for_memories(self.conn, owner, memory_ids)
+
+    def extracted_from(self, owner: str, request_id: str) -> list[Job]:
+        return jobs.extracted_from(self.conn, owner, request_id)
 
     def queued_fairly(self, lanes: Sequence[int], max_chars: int, max_jobs: int) -> list[QueuedJob]:
         return jobs.queued_fairly(self.conn, lanes, max_chars, max_jobs)
