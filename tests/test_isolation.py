@@ -53,7 +53,7 @@ from memwal_mcp.schemas import (
     list_text,
 )
 from memwal_mcp.service import MemoryService
-from memwal_mcp.store.sqlite.connection import connect
+from tests.databases import Database, SqliteDatabase
 
 OWNERS = ("alice", "bob")
 # A word only that owner's facts contain: seeing it in the other's reply is a leak.
@@ -262,9 +262,9 @@ def _strip_id(text: str, ident: str) -> str:
 class IsolationDriver:
     """Runs operations for two owners through `call` and checks every reply against the owner's model."""
 
-    def __init__(self, call: Call, db_path: Path | None = None) -> None:
+    def __init__(self, call: Call, db: Database | None = None) -> None:
         self.call = call
-        self.db_path = db_path
+        self.db = db
         self.models = {owner: OwnerModel(owner) for owner in OWNERS}
         self._unknown = 0
         self.calls = 0
@@ -566,28 +566,24 @@ class IsolationDriver:
             await self._check_list(owner, "*", 100)
             for memory_id in list(self.models[owner].memories)[:6]:
                 await self._check_history(owner, memory_id)
-        if self.db_path is not None:
-            check_rows_stay_with_their_owner(self.db_path, {o: set(m.jobs) for o, m in self.models.items()})
+        if self.db is not None:
+            check_rows_stay_with_their_owner(self.db, {o: set(m.jobs) for o, m in self.models.items()})
 
 
-def check_rows_stay_with_their_owner(db_path: Path, jobs_by_owner: dict[str, set[str]]) -> None:
-    """Straight from the file: every row sits in a lane of its own owner, and nothing links two owners."""
-    conn = connect(db_path)
-    try:
-        crossed = conn.execute(
-            "SELECT 'job', j.id FROM remember_jobs j JOIN lanes l ON l.id = j.lane_id"
-            "  WHERE l.owner != j.owner OR l.namespace != j.namespace"
-            " UNION ALL SELECT 'memory', m.id FROM memories m JOIN lanes l ON l.id = m.lane_id"
-            "  WHERE l.owner != m.owner OR l.namespace != m.namespace"
-            " UNION ALL SELECT 'job->memory', j.id FROM remember_jobs j JOIN memories m ON m.id = j.memory_id"
-            "  WHERE m.owner != j.owner OR m.lane_id != j.lane_id"
-        ).fetchall()
-        assert crossed == [], crossed
-        for owner, expected in jobs_by_owner.items():
-            stored = {row[0] for row in conn.execute("SELECT id FROM remember_jobs WHERE owner = ?", (owner,))}
-            assert stored == expected, f"{owner}: the journal differs from the jobs {owner} was given"
-    finally:
-        conn.close()
+def check_rows_stay_with_their_owner(db: Database, jobs_by_owner: dict[str, set[str]]) -> None:
+    """Straight from the database: every row sits in a lane of its own owner, and nothing links two owners."""
+    crossed = db.rows(
+        "SELECT 'job', j.id FROM remember_jobs j JOIN lanes l ON l.id = j.lane_id"
+        "  WHERE l.owner != j.owner OR l.namespace != j.namespace"
+        " UNION ALL SELECT 'memory', m.id FROM memories m JOIN lanes l ON l.id = m.lane_id"
+        "  WHERE l.owner != m.owner OR l.namespace != m.namespace"
+        " UNION ALL SELECT 'job->memory', j.id FROM remember_jobs j JOIN memories m ON m.id = j.memory_id"
+        "  WHERE m.owner != j.owner OR m.lane_id != j.lane_id"
+    )
+    assert crossed == [], crossed
+    for owner, expected in jobs_by_owner.items():
+        stored = {row[0] for row in db.rows("SELECT id FROM remember_jobs WHERE owner = ?", (owner,))}
+        assert stored == expected, f"{owner}: the journal differs from the jobs {owner} was given"
 
 
 # --- the in-process backend --------------------------------------------------------------------
@@ -652,7 +648,7 @@ async def _run_in_process(ops: Sequence[Op], embedder: FastEmbedEmbedder, concur
         db_path = Path(folder) / "memwal.db"
         service = MemoryService(_settings(db_path), embedder=embedder)
         async with service.running():
-            driver = IsolationDriver(service_call(service), db_path)
+            driver = IsolationDriver(service_call(service), SqliteDatabase(db_path))
             with anyio.fail_after(120):
                 await (driver.run_concurrently(ops) if concurrent else driver.run(ops))
         return driver

@@ -1,4 +1,10 @@
-"""End-to-end helpers: the real `memwal-mcp` console script, real pipes and sockets, real SQLite files.
+"""End-to-end helpers: the real `memwal-mcp` console script, real pipes and sockets, a real database.
+
+The database is a SQLite file, or for a test marked `both_backends` a SQLite file and then a
+PostgreSQL database (tests/postgres/server.py): the same test, once per backend, through the
+`backend`, `db` and `server_env` fixtures. A test of SQLite itself (its files' bytes, its WAL,
+sqlean) in such a module is marked `sqlite_only` and says why. A PostgreSQL that cannot start
+fails the tests, never skips them.
 
 Every wait here is bounded, so a hung server fails a test instead of blocking the run.
 """
@@ -14,7 +20,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +31,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from memwal_mcp.store.sqlite.connection import connect
+from tests.databases import Database, PostgresDatabase, SqliteDatabase
+from tests.postgres.server import shared
 
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"
 
@@ -39,8 +47,12 @@ CALL_TIMEOUT_S = 30.0
 # --- environment ------------------------------------------------------------------
 
 
-def base_env(tmp_path: Path, db_path: Path, **extra: str) -> dict[str, str]:
-    """Everything a server subprocess needs, explicitly: no reliance on inherited variables."""
+def base_env(tmp_path: Path, db: Path | Database, **extra: str) -> dict[str, str]:
+    """Everything a server subprocess needs, explicitly: no reliance on inherited variables.
+
+    `db` is a SQLite file or a Database; on PostgreSQL no MEMWAL_DB_PATH is set, so a process
+    that opened a SQLite file anyway would make one under tmp_path, where the `db` fixture
+    looks for it."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
     env = {
@@ -49,11 +61,34 @@ def base_env(tmp_path: Path, db_path: Path, **extra: str) -> dict[str, str]:
         "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
         "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
         "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
-        "MEMWAL_DB_PATH": str(db_path),
+        **(db.env() if isinstance(db, Database) else {"MEMWAL_DB_PATH": str(db)}),
         "PYTHONUNBUFFERED": "1",
     }
     env.update(extra)
     return env
+
+
+BACKENDS = ("sqlite", "postgres")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked `both_backends` runs once per backend (ids `[sqlite]`, `[postgres]`);
+    any other runs on SQLite, under its own name."""
+    marked = metafunc.definition.get_closest_marker("both_backends") is not None
+    if not marked or metafunc.definition.get_closest_marker("sqlite_only") is not None:
+        return
+    if "backend" not in metafunc.fixturenames:
+        raise pytest.UsageError(
+            f"{metafunc.definition.nodeid} is marked both_backends but starts no server on the `db` fixture "
+            "(use server_env or db); mark it sqlite_only if SQLite is its subject"
+        )
+    metafunc.parametrize("backend", BACKENDS, indirect=True)
+
+
+@pytest.fixture
+def backend(request: pytest.FixtureRequest) -> str:
+    """The backend of this run of the test: SQLite unless pytest_generate_tests chose."""
+    return str(getattr(request, "param", "sqlite"))
 
 
 @pytest.fixture
@@ -62,9 +97,27 @@ def db_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def server_env(tmp_path: Path, db_path: Path) -> Callable[..., dict[str, str]]:
+def db(backend: str, db_path: Path, tmp_path: Path) -> Iterator[Database]:
+    """The database of this test's servers: the SQLite file at db_path, or an empty PostgreSQL
+    database of its own (given back emptied, once the test's servers are gone)."""
+    if backend == "sqlite":
+        yield SqliteDatabase(db_path)
+        return
+    assert backend == "postgres", backend
+    server = shared()
+    url = server.take()
+    try:
+        yield PostgresDatabase(url)
+    finally:
+        server.give_back(url)
+    strays = [path for path in (db_path, tmp_path / "xdg-data" / "memwal-mcp" / "memwal.db") if path.exists()]
+    assert not strays, f"a server on PostgreSQL opened a SQLite file: {strays}"
+
+
+@pytest.fixture
+def server_env(tmp_path: Path, db: Database) -> Callable[..., dict[str, str]]:
     def make(**extra: str) -> dict[str, str]:
-        return base_env(tmp_path, db_path, **extra)
+        return base_env(tmp_path, db, **extra)
 
     return make
 
@@ -260,8 +313,9 @@ class RawServer:
 
 
 @pytest.fixture
-async def raw_servers() -> AsyncIterator[list[RawServer]]:
-    """Collects RawServers a test starts and kills any still running at the end."""
+async def raw_servers(db: Database) -> AsyncIterator[list[RawServer]]:
+    """Collects RawServers a test starts and kills any still running at the end (before the
+    test's database goes: it depends on `db` for that order)."""
     servers: list[RawServer] = []
     yield servers
     for server in servers:

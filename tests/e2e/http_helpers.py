@@ -44,15 +44,26 @@ class Served:
     def mcp(self) -> str:
         return self.base + "/mcp"
 
+    @property
+    def port(self) -> int:
+        return int(self.base.rsplit(":", 1)[1])
+
+    def wait_ready(self) -> None:
+        wait_for_port(self.port, self.proc, self.log)
+
     def log_text(self) -> str:
         return self.log.read_text(errors="replace")
 
 
-@contextlib.contextmanager
-def serve(
-    env: dict[str, str], tmp_path: Path, transport: str = "http", name: str = "server", extra: tuple[str, ...] = ()
-) -> Iterator[Served]:
-    port = free_port()
+def spawn_server(
+    env: dict[str, str],
+    tmp_path: Path,
+    port: int,
+    transport: str = "http",
+    name: str = "server",
+    extra: tuple[str, ...] = (),
+) -> Served:
+    """`memwal-mcp serve` started, not yet listening (see wait_ready); its stderr in tmp_path/<name>.log."""
     log = tmp_path / f"{name}.log"
     with log.open("wb") as stderr:
         proc = subprocess.Popen(
@@ -63,11 +74,19 @@ def serve(
             stdout=subprocess.DEVNULL,
             stderr=stderr,
         )
+    return Served(f"http://127.0.0.1:{port}", proc, log)
+
+
+@contextlib.contextmanager
+def serve(
+    env: dict[str, str], tmp_path: Path, transport: str = "http", name: str = "server", extra: tuple[str, ...] = ()
+) -> Iterator[Served]:
+    served = spawn_server(env, tmp_path, free_port(), transport, name, extra)
     try:
-        wait_for_port(port, proc, log)
-        yield Served(f"http://127.0.0.1:{port}", proc, log)
+        served.wait_ready()
+        yield served
     finally:
-        stop_process(proc)
+        stop_process(served.proc)
 
 
 def bearer(token: str | None) -> dict[str, str]:

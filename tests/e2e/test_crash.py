@@ -1,7 +1,8 @@
-"""Two stdio servers on one database file, 2,000 pipelined remembers, one SIGKILL mid-stream.
+"""Two stdio servers on one database (a SQLite file, and PostgreSQL), 2,000 pipelined remembers,
+one SIGKILL mid-stream.
 
 Like two MCP clients (Claude Desktop and an IDE) each running its own `memwal-mcp`:
-both processes take remembers and both run a curation worker on the same file. The
+both processes take remembers and both run a curation worker on the same database. The
 requests are raw JSON-RPC lines written without waiting for replies. Some carry
 idempotency keys (a few keys are sent to both processes), some repeat an earlier
 fact exactly, and they spread over several namespaces. Process A is SIGKILLed while
@@ -18,22 +19,19 @@ a fact's exact text puts that fact first.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
-import subprocess
-from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-from memwal_mcp.normalize import normalize_text
+from tests.databases import Database
 
-from .conftest import MEMWAL, RawServer, db_rows
+from .conftest import RawServer
+from .exactly_once import Request, check_clean, check_exactly_once, fact
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
 
 TOTAL = 2000
 SHARED_KEYS = 40  # requests sent to both processes: 80 of the 2,000 lines
@@ -41,44 +39,6 @@ NAMESPACES = ("default", "ops", "notes", "team", "infra")
 KILL_AFTER_SENT = 600  # of A's share, then SIGKILL once at least KILL_AFTER_ACKED answers arrived
 KILL_AFTER_ACKED = 250
 STATUS_WAIT_MS = 30_000
-
-_WHO = ("Ana", "Bilal", "Chen", "Dara", "Emeka", "Farah", "Goran", "Hana", "Ivo", "Jun", "Kofi", "Lea")
-_WHAT = ("prefers", "deploys", "reviews", "owns", "migrates", "benchmarks", "documents", "monitors", "rotates")
-_THING = (
-    "the billing API",
-    "Kafka topics",
-    "the Postgres 16 cluster",
-    "nightly backups",
-    "TLS certificates",
-    "the iOS release",
-    "feature flags",
-    "the Grafana dashboards",
-    "Terraform modules",
-    "the search index",
-)
-_WHEN = ("on Mondays", "every sprint", "before 10:00 UTC", "after each incident", "in us-east-1", "from the CLI")
-
-
-@dataclass(frozen=True)
-class Request:
-    index: int
-    text: str
-    namespace: str
-    key: str | None
-    shared: bool = False  # sent to both processes
-
-    def arguments(self) -> dict[str, Any]:
-        arguments: dict[str, Any] = {"text": self.text, "namespace": self.namespace}
-        if self.key is not None:
-            arguments["idempotency_key"] = self.key
-        return arguments
-
-
-def _fact(rng: random.Random, number: int) -> str:
-    return (
-        f"{rng.choice(_WHO)} {rng.choice(_WHAT)} {rng.choice(_THING)} {rng.choice(_WHEN)} "
-        f"(ticket OPS-{number:04d}, {rng.choice(_WHO).lower()}-{rng.randrange(10**6):06d})"
-    )
 
 
 def build_shares(seed: int = 20260) -> tuple[list[Request], list[Request]]:
@@ -93,9 +53,9 @@ def build_shares(seed: int = 20260) -> tuple[list[Request], list[Request]]:
             singles.append(Request(index, earlier.text, earlier.namespace, None))
         else:
             key = f"crash-key-{index:04d}" if roll < 0.40 else None
-            singles.append(Request(index, _fact(rng, index), rng.choice(NAMESPACES), key))
+            singles.append(Request(index, fact(rng, index), rng.choice(NAMESPACES), key))
     shared = [
-        Request(len(singles) + i, _fact(rng, 5000 + i), rng.choice(NAMESPACES), f"crash-shared-{i:03d}", shared=True)
+        Request(len(singles) + i, fact(rng, 5000 + i), rng.choice(NAMESPACES), f"crash-shared-{i:03d}", shared=True)
         for i in range(SHARED_KEYS)
     ]
     a: list[Request] = []
@@ -154,7 +114,7 @@ async def _wait_all_done(server: RawServer, job_ids: list[str], deadline_s: floa
     return outcomes
 
 
-async def test_two_processes_one_sigkill_2000_remembers(server_env, tmp_path: Path, db_path: Path, raw_servers) -> None:
+async def test_two_processes_one_sigkill_2000_remembers(server_env, tmp_path: Path, db: Database, raw_servers) -> None:
     env = server_env()
     share_a, share_b = build_shares()
     with anyio.fail_after(150):
@@ -220,69 +180,16 @@ async def test_two_processes_one_sigkill_2000_remembers(server_env, tmp_path: Pa
     replies = "".join(a.stdout_lines + a2.stdout_lines + b.stdout_lines)
     assert "database is locked" not in replies
 
-    # The store is consistent by its own checker.
-    check = subprocess.run([str(MEMWAL), "check", "--json"], env=env, capture_output=True, text=True, timeout=120)
-    assert check.returncode == 0, check.stdout + check.stderr
-    assert json.loads(check.stdout)["ok"] is True
-
-    # --- exactly once, straight from the file ----------------------------------------------------
-    jobs = {
-        row[0]: row[1:]
-        for row in db_rows(
-            db_path, "SELECT id, status, decision, memory_id, idempotency_key, namespace, text FROM remember_jobs"
-        )
-    }
-    rows_per_id = Counter(row[0] for row in db_rows(db_path, "SELECT id FROM remember_jobs"))
-    assert all(rows_per_id[job_id] == 1 for job_id in accepted)
-    for job_id in accepted:
-        status, decision, memory_id, *_ = jobs[job_id]
-        assert status == "done" and memory_id and decision in ("created", "occurrence"), (job_id, jobs[job_id])
-    for request, job_id in handed:
-        _, _, _, key, namespace, text = jobs[job_id]
-        assert (namespace, text, key) == (request.namespace, request.text, request.key), (request, jobs[job_id])
-
+    check_clean(env)  # the store is consistent by its own checker
+    orphans = check_exactly_once(db, handed, distinct)
     # Jobs nobody was told about can only be A's unkeyed requests that were in flight at the kill
     # (inserted, then killed before the reply went out); they are curated like any other.
-    orphans = {job_id: row for job_id, row in jobs.items() if job_id not in set(accepted)}
     assert len(orphans) <= in_flight
-    for job_id, (status, _decision, memory_id, key, _, _) in orphans.items():
-        assert key is None and status == "done" and memory_id, (job_id, jobs[job_id])
-
-    # One key, one job: shared keys got the same job id from both processes.
-    keyed = Counter(row[3] for row in jobs.values() if row[3] is not None)
-    assert keyed and max(keyed.values()) == 1
-    by_key: dict[str, set[str]] = {}
-    for request, job_id in handed:
-        if request.key is not None:
-            by_key.setdefault(request.key, set()).add(job_id)
-    assert all(len(ids) == 1 for ids in by_key.values()), {k: v for k, v in by_key.items() if len(v) > 1}
+    assert all(key is None for (_, _, _, key, _, _) in orphans.values()), orphans
     assert sum(1 for request, _ in handed if request.shared) >= SHARED_KEYS  # from both sides, or A and A2
-
-    # Memories and occurrences agree with the journal: one memory per fact per namespace,
-    # made by one 'created' job, and every other job of that fact an occurrence of it.
-    memories = {
-        row[0]: row[1:]
-        for row in db_rows(db_path, "SELECT id, source_job_id, occurrences, namespace, body, status FROM memories")
-    }
-    assert all(row[4] == "live" for row in memories.values())
-    created = {job_id: row[2] for job_id, row in jobs.items() if row[1] == "created"}
-    assert sorted(created.values()) == sorted(memories), "a memory per 'created' job, and no other"
-    by_memory: dict[str, list[tuple]] = {}
-    for row in jobs.values():
-        by_memory.setdefault(row[2], []).append(row)
-    for memory_id, (source, occurrences, namespace, body, _) in memories.items():
-        assert created.get(source) == memory_id, (memory_id, source)
-        folded = by_memory[memory_id]
-        assert occurrences == len(folded) - 1, (memory_id, occurrences, len(folded))
-        assert sum(1 for row in folded if row[1] == "occurrence") == occurrences
-        for row in folded:
-            assert row[4] == namespace and normalize_text(row[5]) == normalize_text(body), (memory_id, row)
-    facts = Counter((namespace, normalize_text(body)) for _, _, namespace, body, _ in memories.values())
-    assert max(facts.values()) == 1, [fact for fact, n in facts.items() if n > 1][:5]
-    assert set(facts) == {(ns, normalize_text(text)) for ns, text in distinct}
-    assert len(jobs) == len(memories) + sum(row[1] for row in memories.values())
+    memories = db.rows("SELECT occurrences FROM memories")
     print(
         f"crash: A answered {len(acked_by_a)} of {len(a_sent)} sent, {in_flight} in flight at SIGKILL; "
-        f"{len(rest)} sent to its replacement; {len(jobs)} jobs ({len(orphans)} never acknowledged), "
-        f"{len(memories)} memories, {sum(row[1] for row in memories.values())} occurrences"
+        f"{len(rest)} sent to its replacement; {len(accepted) + len(orphans)} jobs ({len(orphans)} never "
+        f"acknowledged), {len(memories)} memories, {sum(row[0] for row in memories)} occurrences"
     )

@@ -2,7 +2,8 @@
 
 The same driver and model as tests/test_isolation.py (see there for what is checked),
 here through the real `memwal-mcp serve --transport http` subprocess on 127.0.0.1 with
-tokens made by `memwal-mcp token create`, and the real MCP client. One seeded sequence
+tokens made by `memwal-mcp token create`, and the real MCP client, on a SQLite file and on
+PostgreSQL. One seeded sequence
 runs turn by turn, a second one with both owners' calls in flight at once; the model
 carries over, so the second phase also sees everything the first one stored.
 """
@@ -22,10 +23,12 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.databases import Database
+
 from ..test_isolation import OWNERS, IsolationDriver, Reply, check_rows_stay_with_their_owner, random_ops
 from .conftest import CALL_TIMEOUT_S, MEMWAL, free_port, stop_process, tool_text, wait_for_port
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
 
 
 def _token(env: dict[str, str], owner: str) -> str:
@@ -43,7 +46,7 @@ def _token(env: dict[str, str], owner: str) -> str:
 
 
 @pytest.fixture
-def http_server(server_env, tmp_path: Path, db_path: Path) -> Iterator[tuple[str, dict[str, str], Path]]:
+def http_server(server_env, tmp_path: Path) -> Iterator[tuple[str, dict[str, str], Path]]:
     # Rate limits out of the way: this test is about walls, not about 429s.
     env = server_env(MEMWAL_AUTH__BURST="100000", MEMWAL_AUTH__RATE_PER_MINUTE="1000000")
     tokens = {owner: _token(env, owner) for owner in OWNERS}
@@ -78,7 +81,7 @@ async def _sessions(stack: AsyncExitStack, url: str, tokens: dict[str, str]) -> 
     return sessions
 
 
-async def test_two_tokens_never_see_each_others_memories(http_server, db_path: Path) -> None:
+async def test_two_tokens_never_see_each_others_memories(http_server, db: Database) -> None:
     url, tokens, log = http_server
     with anyio.fail_after(100):
         async with AsyncExitStack() as stack:
@@ -88,12 +91,12 @@ async def test_two_tokens_never_see_each_others_memories(http_server, db_path: P
                 result = await sessions[owner].call_tool(tool, arguments)
                 return Reply(bool(result.is_error), result.structured_content, tool_text(result))
 
-            driver = IsolationDriver(call, db_path)
+            driver = IsolationDriver(call, db)
             await driver.run(random_ops(random.Random(2024), 150))
             await driver.run_concurrently(random_ops(random.Random(7), 150))
 
     assert driver.calls > 300
     # Every job in the file is one its owner was handed, and no row links two owners.
-    check_rows_stay_with_their_owner(db_path, {owner: set(m.jobs) for owner, m in driver.models.items()})
+    check_rows_stay_with_their_owner(db, {owner: set(m.jobs) for owner, m in driver.models.items()})
     server_log = log.read_text(errors="replace")
     assert "Traceback" not in server_log, server_log[-4000:]

@@ -1,25 +1,25 @@
 """What the LLM sends is untrusted: a malformed reply or a forbidden merged body never stalls
 curation, loses the proposal or stores text a remember would refuse.
 
-The real `memwal-mcp` over stdio with the real MCP client; the LLM is the scripted
-OpenAI-compatible server on 127.0.0.1, talked to by the real `openai` client.
+The real `memwal-mcp` over stdio with the real MCP client, on a SQLite file and on PostgreSQL;
+the LLM is the scripted OpenAI-compatible server on 127.0.0.1, talked to by the real `openai` client.
 """
 
 from __future__ import annotations
 
 import json
 from datetime import date
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
 from memwal_mcp.curation.merge_guard import append_body
-from tests.e2e.conftest import db_rows, mcp_stdio_session, tool_text
+from tests.databases import Database
+from tests.e2e.conftest import mcp_stdio_session, tool_text
 from tests.scripted_llm import Reply, ScriptedLLM
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
 
 BASE = "The API timeout is 30 s on staging"
 PROPOSAL = "The API timeout on staging is now 42 s"
@@ -56,12 +56,12 @@ async def _recall(session: Any, query: str, **arguments: Any) -> list[str]:
     return [hit["text"] for hit in result.structured_content["hits"]]
 
 
-def _counter(db: Path, marker: str) -> int:
-    rows = db_rows(db, "SELECT count FROM curation_counters WHERE marker = ?", (marker,))
+def _counter(db: Database, marker: str) -> int:
+    rows = db.rows("SELECT count FROM curation_counters WHERE marker = ?", (marker,))
     return rows[0][0] if rows else 0
 
 
-async def test_a_reply_that_is_not_text_is_no_decision_and_the_proposal_is_created(server_env, db_path, tmp_path):
+async def test_a_reply_that_is_not_text_is_no_decision_and_the_proposal_is_created(server_env, db: Database, tmp_path):
     replies = iter(MALFORMED)
     with ScriptedLLM(lambda request: Reply(raw_body=next(replies, "CREATE"))) as llm:
         env = server_env(MEMWAL_LLM__BASE_URL=llm.base_url, MEMWAL_LLM__MODEL="scripted", MEMWAL_LLM__TIMEOUT_S="5")
@@ -79,7 +79,7 @@ async def test_a_reply_that_is_not_text_is_no_decision_and_the_proposal_is_creat
     assert [(o["status"], o["decision"]) for o in outcomes] == [("done", "created")] * len(MALFORMED), outcomes
     assert unrelated["decision"] == "created"
     assert PROPOSAL in found
-    assert _counter(db_path, "curation_nominee_no_llm_decision") == len(MALFORMED)
+    assert _counter(db, "curation_nominee_no_llm_decision") == len(MALFORMED)
     assert len(llm.requests) == len(MALFORMED)
 
 
@@ -92,7 +92,7 @@ FORBIDDEN_BODIES = [
 
 
 async def test_a_merged_body_a_remember_would_refuse_is_no_body_and_the_proposal_is_appended(
-    server_env, db_path, tmp_path
+    server_env, db: Database, tmp_path
 ):
     replies = iter(FORBIDDEN_BODIES)
     with ScriptedLLM(lambda request: Reply(raw_body=next(replies, "CREATE"))) as llm:
@@ -113,12 +113,12 @@ async def test_a_merged_body_a_remember_would_refuse_is_no_body_and_the_proposal
     appended = append_body(BASE, PROPOSAL, date.today())
     assert [(o["status"], o["decision"]) for o in outcomes] == [("done", "appended")] * 3, outcomes
     assert all(hits[:1] == [appended] for hits in found), found
-    bodies = [body for (body,) in db_rows(db_path, "SELECT body FROM memories WHERE status = 'live'")]
+    bodies = [body for (body,) in db.rows("SELECT body FROM memories WHERE status = 'live'")]
     assert sorted(bodies) == [appended] * 3
     assert len(llm.requests) == 3
 
 
-async def test_an_append_over_the_size_limit_creates_the_proposal_instead(server_env, db_path, tmp_path):
+async def test_an_append_over_the_size_limit_creates_the_proposal_instead(server_env, db: Database, tmp_path):
     limit = len(BASE) + len(PROPOSAL) + 8  # each text fits; the dated append of one to the other does not
     with ScriptedLLM(lambda request: Reply(f"UPDATE C1\n---\n{BASE}; {PROPOSAL} \x1b[2J")) as llm:
         env = server_env(
@@ -134,7 +134,7 @@ async def test_an_append_over_the_size_limit_creates_the_proposal_instead(server
                 found = await _recall(session, "API timeout on staging now 42 s")
     assert (outcome["status"], outcome["decision"]) == ("done", "created"), outcome
     assert found[0] == PROPOSAL
-    live = db_rows(db_path, "SELECT body FROM memories WHERE status = 'live' ORDER BY rowid")
+    live = db.rows("SELECT body FROM memories WHERE status = 'live' ORDER BY created_at, id")
     assert [body for (body,) in live] == [BASE, PROPOSAL]
     assert len(llm.requests) == 1
 
@@ -154,11 +154,11 @@ def _cli(env: dict[str, str], *args: str) -> str:
     return done.stdout
 
 
-def _live(db: Path) -> list[str]:
-    return sorted(body for (body,) in db_rows(db, "SELECT body FROM memories WHERE status = 'live'"))
+def _live(db: Database) -> list[str]:
+    return sorted(body for (body,) in db.rows("SELECT body FROM memories WHERE status = 'live'"))
 
 
-async def test_undo_of_an_update_brings_the_proposal_back_as_its_own_memory(server_env, db_path, tmp_path):
+async def test_undo_of_an_update_brings_the_proposal_back_as_its_own_memory(server_env, db: Database, tmp_path):
     replies = iter([Reply(f"UPDATE C1\n---\n{MERGED}")])
     with ScriptedLLM(lambda request: next(replies, Reply("CREATE"))) as llm:
         env = server_env(MEMWAL_LLM__BASE_URL=llm.base_url, MEMWAL_LLM__MODEL="scripted", MEMWAL_LLM__TIMEOUT_S="5")
@@ -170,19 +170,17 @@ async def test_undo_of_an_update_brings_the_proposal_back_as_its_own_memory(serv
         target = first["memory_id"]
 
         _cli(env, "undo", target)
-        assert _live(db_path) == sorted([BASE, PROPOSAL])
-        [(decision, split)] = db_rows(
-            db_path, "SELECT decision, memory_id FROM remember_jobs WHERE id = ?", (second["job_id"],)
-        )
+        assert _live(db) == sorted([BASE, PROPOSAL])
+        [(decision, split)] = db.rows("SELECT decision, memory_id FROM remember_jobs WHERE id = ?", (second["job_id"],))
         assert decision == "created" and split != target
-        assert db_rows(db_path, "SELECT body, vector_model FROM memories WHERE id = ?", (split,)) == [(PROPOSAL, None)]
+        assert db.rows("SELECT body, vector_model FROM memories WHERE id = ?", (split,)) == [(PROPOSAL, None)]
         _cli(env, "check")
 
         _cli(env, "undo", target)  # undoing the undo folds the proposal in again
-        assert _live(db_path) == [MERGED]
+        assert _live(db) == [MERGED]
         _cli(env, "check")
         _cli(env, "undo", target)
-        assert _live(db_path) == sorted([BASE, PROPOSAL])
+        assert _live(db) == sorted([BASE, PROPOSAL])
         _cli(env, "check")
 
         with anyio.fail_after(120):

@@ -1,4 +1,5 @@
-"""memwal-mcp over stdio, end to end: the real console script, the real MCP client, a real SQLite file."""
+"""memwal-mcp over stdio, end to end: the real console script, the real MCP client, a real database (each test
+on a SQLite file and on PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -14,18 +15,17 @@ import anyio
 import pytest
 
 from memwal_mcp.config import BUNDLED_MODEL
+from tests.databases import Database
 
 from .conftest import (
     MEMWAL,
     PROTOCOL_VERSION,
     RawServer,
-    db_rows,
-    db_scalar,
     mcp_stdio_session,
     tool_text,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
 
 COFFEE = "User prefers dark roast coffee"
 # Other facts a "coffee" recall finds relevant (it does not pad a reply with unrelated ones).
@@ -120,7 +120,7 @@ def _check_coffee_recall(result) -> None:
 
 
 @pytest.mark.parametrize("curation", ["enabled", "disabled"])
-async def test_acceptance_coffee_collapses(server_env, tmp_path: Path, db_path: Path, curation: str) -> None:
+async def test_acceptance_coffee_collapses(server_env, tmp_path: Path, db: Database, curation: str) -> None:
     extra = {"MEMWAL_CURATION__ENABLED": "false"} if curation == "disabled" else {}
     with anyio.fail_after(90):
         async with mcp_stdio_session(server_env(**extra), tmp_path / "stderr.log") as (session, _):
@@ -138,10 +138,10 @@ async def test_acceptance_coffee_collapses(server_env, tmp_path: Path, db_path: 
             # Once curated, the same question gives the same answer.
             _check_coffee_recall(await session.call_tool("memwal_recall", {"query": "coffee", "limit": 5}))
 
-    coffee_rows = db_scalar(db_path, "SELECT count(*) FROM memories WHERE body = ?", (COFFEE,))
-    total_rows = db_scalar(db_path, "SELECT count(*) FROM memories")
-    occurrences = db_scalar(db_path, "SELECT coalesce(sum(occurrences), 0) FROM memories")
-    assert db_scalar(db_path, "SELECT count(*) FROM remember_jobs") == 9
+    coffee_rows = db.scalar("SELECT count(*) FROM memories WHERE body = ?", (COFFEE,))
+    total_rows = db.scalar("SELECT count(*) FROM memories")
+    occurrences = db.scalar("SELECT coalesce(sum(occurrences), 0) FROM memories")
+    assert db.scalar("SELECT count(*) FROM remember_jobs") == 9
     if curation == "disabled":
         assert coffee_rows == 5
         assert total_rows == 9
@@ -158,7 +158,7 @@ async def test_acceptance_coffee_collapses(server_env, tmp_path: Path, db_path: 
 
 @pytest.mark.parametrize("database", ["fresh", "with-vectors"])
 async def test_recall_of_uncurated_facts_still_fills_the_limit(
-    server_env, tmp_path: Path, db_path: Path, database: str
+    server_env, tmp_path: Path, db: Database, database: str
 ) -> None:
     """Read-your-writes fallback: facts no worker has curated are full candidates, not just matching ones.
 
@@ -291,7 +291,7 @@ async def test_stdout_carries_only_json_rpc(server_env, raw_servers: list[RawSer
 # --- several processes, one database file ---------------------------------------------------
 
 
-async def test_idempotency_key_across_two_processes(server_env, tmp_path: Path, db_path: Path) -> None:
+async def test_idempotency_key_across_two_processes(server_env, tmp_path: Path, db: Database) -> None:
     env = server_env()
     with anyio.fail_after(90):
         async with (
@@ -312,16 +312,16 @@ async def test_idempotency_key_across_two_processes(server_env, tmp_path: Path, 
                     False,
                     True,
                 ]
-                assert db_scalar(db_path, "SELECT count(*) FROM remember_jobs WHERE idempotency_key = ?", (key,)) == 1
+                assert db.scalar("SELECT count(*) FROM remember_jobs WHERE idempotency_key = ?", (key,)) == 1
                 status = await a.call_tool(
                     "memwal_remember_status", {"job_ids": [first.structured_content["job_id"]], "wait_ms": 15000}
                 )
                 assert status.structured_content["jobs"][0]["status"] == "done"
-                assert db_scalar(db_path, "SELECT count(*) FROM memories WHERE body = ?", (text,)) == 1
+                assert db.scalar("SELECT count(*) FROM memories WHERE body = ?", (text,)) == 1
 
-    assert db_scalar(db_path, "SELECT count(*) FROM remember_jobs") == 3
-    assert db_scalar(db_path, "SELECT count(*) FROM memories") == 3
-    assert db_scalar(db_path, "SELECT coalesce(sum(occurrences), 0) FROM memories") == 0
+    assert db.scalar("SELECT count(*) FROM remember_jobs") == 3
+    assert db.scalar("SELECT count(*) FROM memories") == 3
+    assert db.scalar("SELECT coalesce(sum(occurrences), 0) FROM memories") == 0
 
 
 # --- crash recovery ---------------------------------------------------------------------------
@@ -335,7 +335,7 @@ def _crash_fact(i: int) -> str:
 
 
 async def test_sigkill_mid_curation_loses_nothing_and_applies_nothing_twice(
-    server_env, tmp_path: Path, db_path: Path, raw_servers: list[RawServer]
+    server_env, tmp_path: Path, db: Database, raw_servers: list[RawServer]
 ) -> None:
     env = server_env(MEMWAL_EMBEDDING__MODEL=BUNDLED_MODEL)
     with anyio.fail_after(120):
@@ -361,7 +361,7 @@ async def test_sigkill_mid_curation_loses_nothing_and_applies_nothing_twice(
         assert a.proc.returncode == -9
 
         assert len(set(job_ids)) == 51
-        queued_at_crash = db_scalar(db_path, "SELECT count(*) FROM remember_jobs WHERE status = 'queued'")
+        queued_at_crash = db.scalar("SELECT count(*) FROM remember_jobs WHERE status = 'queued'")
 
         async with mcp_stdio_session(env, tmp_path / "stderr-b.log") as (b, _):
             outcomes: dict[str, dict[str, Any]] = {}
@@ -374,10 +374,10 @@ async def test_sigkill_mid_curation_loses_nothing_and_applies_nothing_twice(
             not_done = [job for job in outcomes.values() if job["status"] != "done"]
             assert not not_done, f"{queued_at_crash} queued at the crash; still not done: {not_done}"
 
-    jobs = db_rows(db_path, "SELECT id, status, decision, memory_id FROM remember_jobs")
+    jobs = db.rows("SELECT id, status, decision, memory_id FROM remember_jobs")
     assert {row[0] for row in jobs} == set(job_ids), "the journal has jobs nobody acknowledged, or lost some"
-    memories = db_rows(db_path, "SELECT id, source_job_id, occurrences, body FROM memories WHERE status = 'live'")
-    total_memories = db_scalar(db_path, "SELECT count(*) FROM memories")
+    memories = db.rows("SELECT id, source_job_id, occurrences, body FROM memories WHERE status = 'live'")
+    total_memories = db.scalar("SELECT count(*) FROM memories")
     assert total_memories == len(memories)
 
     # Each job applied exactly once: a created memory per 'created' job, an occurrence per 'occurrence' job.
@@ -404,7 +404,7 @@ def _cli(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProc
     )
 
 
-def test_cli_remember_recall_stats(server_env, tmp_path: Path, db_path: Path) -> None:
+def test_cli_remember_recall_stats(server_env, tmp_path: Path, db: Database) -> None:
     env = {**os.environ, **server_env()}
     cwd = tmp_path
 
@@ -438,7 +438,7 @@ def test_cli_remember_recall_stats(server_env, tmp_path: Path, db_path: Path) ->
     stats = _cli(env, "stats", cwd=cwd)
     assert stats.returncode == 0, stats.stderr
     out = stats.stdout.splitlines()
-    assert re.fullmatch(rf"database:\s+{re.escape(str(db_path))}", out[0]), stats.stdout
+    assert re.fullmatch(rf"database:\s+{re.escape(db.shown_as)}", out[0]), stats.stdout
     assert any(re.fullmatch(r"queue:\s+done=3", line) for line in out), stats.stdout
     assert "curation markers:" in out, stats.stdout
     assert any(re.fullmatch(r"\s+curation_created:?\s+2", line) for line in out), stats.stdout
@@ -470,7 +470,7 @@ def test_cli_bad_input_exits_nonzero_with_error_on_stderr(
     assert result.stdout == ""
 
 
-def test_cli_idempotency_key_reuse_exits_2(server_env, tmp_path: Path, db_path: Path) -> None:
+def test_cli_idempotency_key_reuse_exits_2(server_env, tmp_path: Path, db: Database) -> None:
     env = {**os.environ, **server_env()}
     ok = _cli(env, "remember", "The build server is ci-01", "--key", "k-1", "--wait-ms", "0", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
@@ -478,10 +478,10 @@ def test_cli_idempotency_key_reuse_exits_2(server_env, tmp_path: Path, db_path: 
     assert reused.returncode == 2
     assert "error:" in reused.stderr and "already used" in reused.stderr, reused.stderr
     assert reused.stdout == ""
-    assert db_scalar(db_path, "SELECT count(*) FROM remember_jobs") == 1
+    assert db.scalar("SELECT count(*) FROM remember_jobs") == 1
 
 
-def test_cli_owners_are_walls(server_env, tmp_path: Path, db_path: Path) -> None:
+def test_cli_owners_are_walls(server_env, tmp_path: Path, db: Database) -> None:
     alice = {**os.environ, **server_env(MEMWAL_OWNER="alice")}
     bob = {**os.environ, **server_env(MEMWAL_OWNER="bob")}
 
@@ -501,7 +501,7 @@ def test_cli_owners_are_walls(server_env, tmp_path: Path, db_path: Path) -> None
 
     mine = _cli(alice, "recall", "commute to work", "--limit", "5", "--json", cwd=tmp_path)
     assert [hit["text"] for hit in json.loads(mine.stdout)["hits"]] == ["Alice takes the 8:15 train"]
-    assert db_rows(db_path, "SELECT owner, count(*) FROM memories GROUP BY owner ORDER BY owner") == [
+    assert db.rows("SELECT owner, count(*) FROM memories GROUP BY owner ORDER BY owner") == [
         ("alice", 1),
         ("bob", 1),
     ]

@@ -70,8 +70,16 @@ class PostgresServer:
         return self._free.pop() if self._free else self.new_database()
 
     def give_back(self, url: str) -> None:
-        """Empty it again (after its stores closed) for the next test."""
+        """Empty it again (after its stores closed) for the next test.
+
+        A `memwal-mcp` process the test SIGKILLed may leave a session the server has not yet
+        reaped, holding locks the TRUNCATE would wait for: every other session on the database
+        is ended first."""
         with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid != pg_backend_pid()"
+            )
             conn.execute(_RESET)
         self._free.append(url)
 
