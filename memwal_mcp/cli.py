@@ -8,23 +8,40 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import anyio
 from pydantic import ValidationError
 
 from . import __version__
 from .commands import COMMANDS, serve
+from .commands.output import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 from .config import Settings, config_problems, load_settings
 from .errors import InvalidInput, MemwalError
 from .validation import printable
 
+_BAD_NUMBER = re.compile(r"argument (?P<name>\S+): invalid (?P<kind>int|float) value: (?P<value>.*)", re.S)
 
-def _common() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its refusals in one line, like every other error of memwal-mcp: argparse
+    prints the whole usage first, which for most commands is a screenful that hides the
+    message. The line names the option and the value, and where the usage is."""
+
+    def error(self, message: str) -> NoReturn:
+        found = _BAD_NUMBER.fullmatch(message)
+        if found is not None:
+            kind = "an integer" if found["kind"] == "int" else "a number"
+            message = f"{found['name']} must be {kind}, got {found['value']}"
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n")
+
+
+def _common() -> _Parser:
+    common = _Parser(add_help=False)
     common.add_argument("--config", type=Path, default=argparse.SUPPRESS, help="TOML config file")
     common.add_argument("--db", type=Path, default=argparse.SUPPRESS, help="SQLite database file (MEMWAL_DB_PATH)")
     common.add_argument(
@@ -42,7 +59,7 @@ def _common() -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     common = _common()
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="memwal-mcp",
         description="Long-term memory for AI agents over MCP. With no command, serves MCP over stdio.",
         parents=[common],
@@ -83,7 +100,9 @@ def _refuse_undecodable(parser: argparse.ArgumentParser, args: argparse.Namespac
         if isinstance(value, str) and any("\udc80" <= ch <= "\udcff" for ch in value):
             byte = next(ord(ch) - 0xDC00 for ch in value if "\udc80" <= ch <= "\udcff")
             name = _argument_names(parser).get(dest, dest)
-            parser.exit(2, f"memwal-mcp: error: {name} is not valid UTF-8 (byte 0x{byte:02x}); pass UTF-8 text\n")
+            parser.exit(
+                EXIT_USAGE, f"memwal-mcp: error: {name} is not valid UTF-8 (byte 0x{byte:02x}); pass UTF-8 text\n"
+            )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -110,16 +129,16 @@ def _main(argv: list[str] | None) -> None:
     args = parser.parse_args(argv)
     _refuse_undecodable(parser, args)
     name = args.command or serve.NAME
+    command = next(c for c in COMMANDS if c.NAME == name)
     try:
         settings = _settings(args)
     except MemwalError as exc:
-        parser.exit(2, f"memwal-mcp: error: {exc}\n")
+        parser.exit(EXIT_USAGE, f"memwal-mcp: error: {exc}\n")
     except ValidationError as exc:  # env/TOML/flag values
-        parser.exit(2, "".join(f"memwal-mcp: configuration error: {line}\n" for line in config_problems(exc)))
+        parser.exit(EXIT_USAGE, "".join(f"memwal-mcp: configuration error: {line}\n" for line in config_problems(exc)))
     except Exception as exc:  # an unreadable TOML file, an env value that is not JSON
-        parser.exit(
-            2, f"memwal-mcp: configuration error: {printable(str(exc).splitlines()[0] if str(exc) else repr(exc))}\n"
-        )
+        line = printable(str(exc).splitlines()[0] if str(exc) else repr(exc))
+        parser.exit(EXIT_USAGE, f"memwal-mcp: configuration error: {line}\n")
 
     from .logs import setup_logging
 
@@ -130,14 +149,15 @@ def _main(argv: list[str] | None) -> None:
         if name == serve.NAME:
             anyio.run(serve.serve, settings)
         else:
-            command = next(c for c in COMMANDS if c.NAME == name)
             anyio.run(_run_command, command, settings, args)
     except KeyboardInterrupt:
-        pass
+        # Ctrl-C is how a server is stopped; a one-shot command it stops did not finish.
+        if not getattr(command, "RUNS_UNTIL_STOPPED", False):
+            sys.exit(EXIT_INTERRUPTED)
     except InvalidInput as exc:
-        parser.exit(2, f"memwal-mcp: error: {exc}\n")
+        parser.exit(EXIT_USAGE, f"memwal-mcp: error: {exc}\n")
     except MemwalError as exc:
-        parser.exit(1, f"memwal-mcp: error: {exc}\n")
+        parser.exit(EXIT_FAILED, f"memwal-mcp: error: {exc}\n")
 
 
 async def _run_command(command: Any, settings: Settings, args: argparse.Namespace) -> None:

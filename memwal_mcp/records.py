@@ -203,6 +203,9 @@ class ForgetOutcome:
     # Set when the id named an analyze request, whose source text is what was erased: the facts
     # extracted from it, which stay remembered (memory ids; job ids of those still queued).
     extracted: tuple[str, ...] | None = None
+    # The reverse: the analyze requests the erased facts were extracted from that still hold their
+    # source text (a conversation the fact is in, in other words); forgetting a request erases it.
+    sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from .records import (
     RecallResult,
     RememberOutcome,
 )
+from .wording import agree, counted
 
 
 def _iso(ts: float, millis: bool = False) -> str:
@@ -110,6 +111,12 @@ class RememberOut(JobOut):
         return cls(**JobOut.of(outcome.job).model_dump(), replayed=outcome.replayed)
 
 
+def remember_line(out: RememberOut) -> str:
+    """The reply to one remember, the same from the tool and the CLI: a replay says it is one."""
+    prefix = "Already remembered (same idempotency key): " if out.replayed else "Remembered: "
+    return prefix + job_line(out)
+
+
 class RememberItem(BaseModel):
     """One fact of memwal_remember_many, with memwal_remember's arguments (bar wait_ms)."""
 
@@ -132,7 +139,7 @@ class RememberManyOut(BaseModel):
 
 
 def remember_many_text(out: RememberManyOut) -> str:
-    lines = [f"Remembered {len(out.jobs)} facts:"]
+    lines = [f"Remembered {counted(len(out.jobs), 'fact')}:"]
     for number, job in enumerate(out.jobs):
         again = " (already remembered: same idempotency key)" if job.replayed else ""
         lines.append(f"[{number}] {job_line(job)}{again}")
@@ -182,15 +189,15 @@ def analyze_text(out: AnalyzeOut) -> str:
             "(forget it to erase the text)."
         ]
     else:
-        lines = [f"Extracted {len(out.facts)} facts from analyze request {out.request_id}:"]
+        lines = [f"Extracted {counted(len(out.facts), 'fact')} from analyze request {out.request_id}:"]
     for fact in out.facts:
         lines.append(f"- {job_line(fact)}: {fact.text}")
     notes = [
-        (out.left_out, "more facts were left out (at most 50 per call)"),
-        (out.refused, f"facts were refused and not remembered: {_some(out.refusals)}"),
-        (out.repeated, "repeated facts were remembered once"),
+        (out.left_out, "more fact", "left out (at most 50 per call)"),
+        (out.refused, "fact", f"refused and not remembered: {_some(out.refusals)}"),
+        (out.repeated, "repeated fact", "remembered once"),
     ]
-    lines += [f"({count} {what}.)" for count, what in notes if count]
+    lines += [f"({counted(n, noun)} {agree(n, 'was', 'were')} {what}.)" for n, noun, what in notes if n]
     return "\n".join(lines)
 
 
@@ -393,6 +400,11 @@ class ForgetOut(BaseModel):
         description="Set when memory_id named an analyze request (j_...), whose source text is what was erased: "
         "the facts extracted from it, which stay remembered (memory ids; job ids of facts still queued)",
     )
+    source_requests: list[str] = Field(
+        default=[],
+        description="The analyze requests the erased fact was extracted from: they still hold the source text "
+        "it was in; forget a request (its j_... id) to erase that too",
+    )
     wal_cleared: bool = Field(
         description="True: no file of the database holds the text any more. False: the text is erased from "
         "the database, but the write-ahead log (-wal) still holds a copy until another process (a reader "
@@ -410,6 +422,7 @@ class ForgetOut(BaseModel):
             job_id=outcome.job_id,
             live_again=list(outcome.restored),
             extracted=list(outcome.extracted) if outcome.extracted is not None else None,
+            source_requests=list(outcome.sources),
         )
 
     def summary(self) -> str:
@@ -418,16 +431,30 @@ class ForgetOut(BaseModel):
             return f"{self.memory_id} was already forgotten; nothing more was erased"
         if self.extracted is not None:
             return f"forgot the source text of analyze request {self.job_id}; {_facts_kept(self.extracted)}"
+        jobs = f"{counted(self.erased_jobs, 'remember job')} erased"
+        sources = f"; {sources_note(self.source_requests)}" if self.source_requests else ""
         if self.job_id is not None and not self.erased_memories:
-            return f"forgot queued fact {self.job_id} before it was curated ({self.erased_jobs} remember jobs erased)"
+            return f"forgot queued fact {self.job_id} before it was curated ({jobs}){sources}"
         became = f" (the memory remember job {self.job_id} became)" if self.job_id is not None else ""
         merged = len(self.erased_memories) - 1
-        folded = f"{merged} memories merged into it and " if merged > 0 else ""
+        folded = f"{counted(merged, 'memory')} merged into it and " if merged > 0 else ""
         back = ""
         if self.live_again:
-            are = "is" if len(self.live_again) == 1 else "are"
-            back = f"; {', '.join(self.live_again)}, which it superseded, {are} live again"
-        return f"forgot {self.memory_id}{became} ({folded}{self.erased_jobs} remember jobs erased){back}"
+            back = f"; {', '.join(self.live_again)}, which it superseded, {agree(len(self.live_again), 'is', 'are')}"
+            back += " live again"
+        return f"forgot {self.memory_id}{became} ({folded}{jobs}){back}{sources}"
+
+
+def sources_note(request_ids: list[str]) -> str:
+    """What forgetting an extracted fact leaves: the analyze requests whose source text it was
+    in, and how to erase that too (the reverse of _facts_kept)."""
+    if len(request_ids) == 1:
+        (rid,) = request_ids
+        return f"its text may still be in the source text of analyze request {rid}: forget {rid} to erase that too"
+    return (
+        f"its text may still be in the source texts of analyze requests {', '.join(request_ids)}: "
+        "forget each to erase them too"
+    )
 
 
 def _facts_kept(ids: list[str], most: int = 10) -> str:
@@ -524,7 +551,10 @@ def job_line(job: JobOut) -> str:
     if job.status == "queued" or job.decision == "created":
         return line + " (already expired: recall and list leave it out unless include_expired is set)"
     # A repeat or merge moves the memory's end to the later of the two, and never sets one it lacks.
-    return line + " (already expired; the memory it went into ends with its own expiry if that is later, or not)"
+    return line + (
+        " (already expired; the memory it went into keeps its own expiry if that is later,"
+        " and never expires if it had none)"
+    )
 
 
 # --- the server ----------------------------------------------------------------

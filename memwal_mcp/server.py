@@ -53,6 +53,7 @@ from .schemas import (
     history_text,
     job_line,
     list_text,
+    remember_line,
     remember_many_text,
 )
 from .service import MemoryService
@@ -160,8 +161,8 @@ class _Server(MCPServer):
             if isinstance(exc.__cause__, ValidationError):
                 # The same prefix the SDK gives every other refusal of this tool.
                 tool = self._tool_manager.get_tool(name)
-                known = list(tool.parameters.get("properties", {})) if tool is not None else None
-                message = validation.argument_errors(exc.__cause__.errors(), known)
+                schema = tool.parameters if tool is not None else None
+                message = validation.argument_errors(exc.__cause__.errors(), schema)
                 raise ToolError(f"Error executing tool {name}: {message}") from exc.__cause__
             raise
 
@@ -342,8 +343,7 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
             )
         )
         out = RememberOut.of_outcome(outcome)
-        prefix = "Already remembered (same idempotency key): " if outcome.replayed else "Remembered: "
-        return _reply(prefix + job_line(out), out)
+        return _reply(remember_line(out), out)
 
     @server.tool(
         name="memwal_remember_many",

@@ -197,13 +197,10 @@ class MemoryService:
         """Every item checked before anything is stored, then all filed in one transaction: a
         bad item, a key reused for another fact, or a memory it cannot supersede (two items
         naming one included) names its index and stores nothing."""
-        if not isinstance(items, list) or not 1 <= len(items) <= validation.MAX_ITEMS:
-            raise InvalidInput(
-                f"items must be a list of 1 to {validation.MAX_ITEMS} facts, got {validation.show(items)}"
-            )
+        listed = validation.items(items)
         requests: list[JobRequest] = []
         superseded_by: dict[str, int] = {}  # memory id -> the item that supersedes it
-        for index, item in enumerate(items):
+        for index, item in enumerate(listed):
             if not isinstance(item, dict):
                 raise InvalidInput(f"items[{index}] must be an object with a text, got {validation.show(item)}")
             unknown = sorted(set(item) - set(_ITEM_FIELDS))
@@ -282,7 +279,10 @@ class MemoryService:
         forgetting the request erases it). When extraction fails, the source is remembered
         whole, as one fact, and the outcome says why: nothing given is dropped."""
         body = validation.text(
-            text, self.settings.limits.max_text_bytes, hint="give the conversation or passage to analyze"
+            text,
+            self.settings.limits.max_text_bytes,
+            hint="give the conversation or passage to analyze",
+            shorten="analyze it in parts",
         )
         lane = validation.namespace(namespace)
         wait = validation.wait_ms(wait_ms)
@@ -317,7 +317,11 @@ class MemoryService:
             facts.append(JobRequest(lane, fact))
         if not facts and refusals:
             outcomes = await self._file(owner, [JobRequest(lane, body)], wait)
-            error = f"extraction failed: none of the {len(refusals)} facts the LLM returned is a valid text"
+            error = "extraction failed: " + (
+                "the one fact the LLM returned is no valid text"
+                if len(refusals) == 1
+                else f"none of the {len(refusals)} facts the LLM returned is a valid text"
+            )
             return AnalyzeOutcome(None, outcomes, error, refusals=tuple(refusals))
         kept = facts[:MAX_FACTS]
         request, filed = await self._store.write(
@@ -473,7 +477,7 @@ class MemoryService:
         When a reader's snapshot keeps the log from being emptied in time, the outcome says so
         (`wal_cleared`) and the database keeps retrying on a timer until the log is empty."""
         mid = validation.memory_id(memory_id)
-        done, extracted = await self._store.write(lambda writer: _forget(writer, owner, mid, retired_too))
+        done, extracted, sources = await self._store.write(lambda writer: _forget(writer, owner, mid, retired_too))
         if not done.wal_cleared:
             self._store.owe_erasure()
         if done.already:
@@ -493,6 +497,7 @@ class MemoryService:
             done.via_job,
             done.restored,
             extracted,
+            sources,
         )
 
     async def undo(self, owner: str, memory_id: object) -> UndoOutcome:
@@ -634,16 +639,32 @@ def _erase_order(targets: list[ForgetTarget]) -> list[ForgetTarget]:
 
 def _forget(
     writer: StoreWriter, owner: str, memory_id: str, retired_too: bool
-) -> tuple[Forgotten, tuple[str, ...] | None]:
-    """The forget, and, when the id names an analyze request (whose source text is what goes),
-    the facts extracted from it that stay remembered, read by the same writer just before."""
+) -> tuple[Forgotten, tuple[str, ...] | None, tuple[str, ...]]:
+    """The forget, and what of the text it leaves in analyze requests, read by the same writer:
+    when the id names an analyze request (whose source text is what goes), the facts extracted
+    from it that stay remembered; when it names a fact extracted from one, the requests that
+    still hold the conversation the fact was in (forgetting the fact does not erase them)."""
     extracted = None
     if memory_id.startswith("j_"):
         request = writer.jobs_by_id(owner, [memory_id]).get(memory_id)
         if request is not None and request.decision == ANALYZED:
             facts = [job for job in writer.extracted_from(owner, memory_id) if job.decision != "forgotten"]
             extracted = tuple(dict.fromkeys(job.memory_id or job.id for job in facts))
-    return writer.forget_memory(owner, memory_id, retired_too), extracted
+    done = writer.forget_memory(owner, memory_id, retired_too)
+    if extracted is not None or done.already:
+        return done, extracted, ()
+    return done, extracted, _sources_kept(writer, owner, memory_id, done.memory_ids)
+
+
+def _sources_kept(writer: StoreWriter, owner: str, asked: str, erased: tuple[str, ...]) -> tuple[str, ...]:
+    """The analyze requests the erased jobs were extracted from whose source text is still kept.
+    An erased job keeps its memory id and source (only its text goes), so they are read after."""
+    jobs = writer.jobs_for_memories(owner, erased)
+    if asked.startswith("j_"):  # a queued fact, erased before it became a memory
+        jobs += list(writer.jobs_by_id(owner, [asked]).values())
+    named = list(dict.fromkeys(job.source_job_id for job in jobs if job.source_job_id is not None))
+    requests = writer.jobs_by_id(owner, named)
+    return tuple(rid for rid in named if rid in requests and requests[rid].decision == ANALYZED)
 
 
 def _history(reader: StoreReader, owner: str, memory_id: str) -> History:

@@ -158,6 +158,17 @@ def limit(value: object, default: int) -> int:
     return value
 
 
+def items(value: object) -> list[object]:
+    """The list of memwal_remember_many: its length said as a count, never the items echoed."""
+    if not isinstance(value, list):
+        raise InvalidInput(f"items must be a list of 1 to {MAX_ITEMS} facts, got {show(value)}")
+    if not value:
+        raise InvalidInput(f"items is empty; give 1 to {MAX_ITEMS} facts")
+    if len(value) > MAX_ITEMS:
+        raise InvalidInput(f"items: at most {MAX_ITEMS} items, got {len(value)}")
+    return value
+
+
 def min_score(value: object) -> float | None:
     if value is None:
         return None
@@ -382,6 +393,7 @@ _KINDS = {
     "bool": "true or false",
     "list": "a list",
     "dict": "an object",
+    "model": "an object",  # a nested model (an item of memwal_remember_many) given something else
 }
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
 _MOST_PROBLEMS = 5  # a call with fifty unknown arguments gets a sentence, not fifty
@@ -412,24 +424,56 @@ def _argument_name(loc: tuple[object, ...]) -> str:
     return "".join(parts)
 
 
-def argument_errors(errors: list[dict], arguments: list[str] | None = None) -> str:
+def _fields_at(schema: dict, loc: tuple[object, ...]) -> list[str] | None:
+    """The field names of the object a JSON schema describes at `loc` (a pydantic error's
+    location without its last part): the tool's arguments at (), an item's fields at ("items", 0)."""
+    defs = schema.get("$defs", {})
+
+    def resolved(node: object) -> dict:
+        while isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                node = defs.get(ref.removeprefix("#/$defs/"))
+                continue
+            # An optional field: the branch that is not null.
+            branches = [b for b in node.get("anyOf", ()) if isinstance(b, dict) and b.get("type") != "null"]
+            if len(branches) == 1 and "properties" not in node and "items" not in node:
+                node = branches[0]
+                continue
+            return node
+        return {}
+
+    node = resolved(schema)
+    for part in loc:
+        node = resolved(node.get("items") if isinstance(part, int) else node.get("properties", {}).get(part))
+    fields = node.get("properties")
+    return list(fields) if isinstance(fields, dict) else None
+
+
+def argument_errors(errors: list[dict], schema: dict | None = None) -> str:
     """One line naming each argument that is unknown, missing or of the wrong type, from pydantic's
-    error list; `arguments` are the tool's own, listed after an unknown one.
+    error list. After an unknown argument, the tool's own arguments are listed (read from its
+    input `schema`); after an unknown field of a nested object (an item), that object's fields.
 
     The MCP SDK checks arguments against the tool's schema before memwal sees them; its own
     message is a multi-line pydantic dump with a URL. This says the same in the words the
     rest of memwal uses ("text must be a string, got 5").
     """
     said: list[str] = []
-    unknown = False
+    unknown: tuple[object, ...] | None = None  # where the first unknown name was: () for an argument
     for error in errors:
         loc = tuple(error.get("loc", ()))
         name = _argument_name(loc)
         kind = str(error.get("type", ""))
         if kind == "missing":
             line = f"{name} is required"
+        elif kind == "extra_forbidden" and len(loc) > 1:
+            parent = loc[:-1]
+            whose = "an item" if isinstance(parent[-1], int) else _argument_name(parent)
+            line = f"{name} is not a field of {whose}"
+            unknown = parent if unknown is None else unknown
         elif kind == "extra_forbidden":
-            line, unknown = f"{name} is not an argument of this tool", True
+            line, unknown = f"{name} is not an argument of this tool", () if unknown is None else unknown
         elif kind == "string_unicode":  # a lone surrogate where pydantic needed real text: a key
             line = (
                 f"{name} is not valid Unicode (a lone surrogate)"
@@ -439,13 +483,15 @@ def argument_errors(errors: list[dict], arguments: list[str] | None = None) -> s
         else:
             expected = next((word for key, word in _KINDS.items() if kind.startswith(key)), None)
             got = f", got {_json_value(error['input'])}" if "input" in error else ""
-            line = (
-                f"{name or 'arguments'} must be {expected}{got}" if expected else f"{name or 'arguments'} is not valid"
-            )
+            # Otherwise pydantic's own sentence, its first line: why, not only "is not valid".
+            why = str(error.get("msg", "")).splitlines()[0:1] or ["is not valid"]
+            line = f"{name or 'arguments'} must be {expected}{got}" if expected else f"{name or 'arguments'}: {why[0]}"
         if line not in said:
             said.append(line)
     if len(said) > _MOST_PROBLEMS:
         said[_MOST_PROBLEMS:] = [f"and {len(said) - _MOST_PROBLEMS} more"]
-    if unknown and arguments:
-        said.append(f"the arguments are {', '.join(arguments)}")
+    fields = _fields_at(schema, unknown) if schema is not None and unknown is not None else None
+    if fields:
+        what = "arguments" if unknown == () else "fields"
+        said.append(f"the {what} are {', '.join(fields)}")
     return "; ".join(said) or "the arguments do not match the tool's schema"

@@ -222,4 +222,4 @@ def test_reindex_refuses_a_batch_size_below_one(db: Path):
     for size in ("0", "-1"):
         refused(cli("reindex", "--batch-size", size, db=db, **real_model), "--batch-size", "from 1", f"got {size}")
     done = ok(cli("reindex", "--batch-size", "2", db=db, **real_model))
-    assert done.stdout.strip() == "re-embedded 1 memories with memwal/all-MiniLM-L6-v2-int8", done.stdout
+    assert done.stdout.strip() == "re-embedded 1 memory with memwal/all-MiniLM-L6-v2-int8", done.stdout

@@ -227,8 +227,10 @@ async def test_remember_many_with_one_bad_item_names_it_and_stores_nothing(servi
     for bad, message in cases:
         with pytest.raises(InvalidInput, match=message):
             await service.remember_many("local", [*good, bad])
-    with pytest.raises(InvalidInput, match="1 to 100"):
+    with pytest.raises(InvalidInput, match=r"^items: at most 100 items, got 101$"):
         await service.remember_many("local", [{"text": "x"}] * 101)
+    with pytest.raises(InvalidInput, match=r"^items is empty; give 1 to 100 facts$"):
+        await service.remember_many("local", [])
     assert (await service.stats()).queue == {}
     # A key already used for another text is refused the same way, naming the item.
     await service.remember("local", "Fact three", idempotency_key="k-three")

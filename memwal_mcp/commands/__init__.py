@@ -6,6 +6,8 @@
     async run(service, args) -> None    prints its result to stdout
 or, to open (or diagnose) the store itself:
     async run_standalone(settings, args) -> None
+and, for one that runs until Ctrl-C stops it (so that is a success, exit status 0):
+    RUNS_UNTIL_STOPPED = True
 
 `serve` is special: it owns the process (see commands/serve.py).
 """

@@ -7,7 +7,7 @@ from pathlib import Path
 from ..errors import InvalidInput
 from ..service import MemoryService
 from ..store.records import summary_line
-from .output import add_json_flag, emit
+from .output import EXIT_FAILED, add_json_flag, emit
 
 NAME = "backup"
 HELP = "copy the database consistently while servers keep running (SQLite online backup), then check the copy"
@@ -48,4 +48,4 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
     }
     emit(args, data, "\n".join(lines))
     if failed:
-        raise SystemExit(1)
+        raise SystemExit(EXIT_FAILED)

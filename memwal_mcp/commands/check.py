@@ -7,7 +7,7 @@ from dataclasses import asdict
 from ..service import MemoryService
 from ..store import StoreReader
 from ..store.records import Problem, StoreCounts, summary_line
-from .output import add_json_flag, emit
+from .output import EXIT_FAILED, add_json_flag, emit
 
 NAME = "check"
 HELP = "verify the store: journal and memories agree, indexes complete, no crossed lanes, SQLite integrity"
@@ -49,4 +49,4 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
     }
     emit(args, data, "\n".join([*(p.line() for p in problems), summary]))
     if failed:
-        raise SystemExit(1)
+        raise SystemExit(EXIT_FAILED)

@@ -8,7 +8,8 @@ from dataclasses import asdict
 from .. import __version__
 from ..config import Settings
 from ..doctor import Check, DoctorReport, run_doctor
-from .output import add_json_flag, emit
+from ..wording import counted
+from .output import EXIT_FAILED, add_json_flag, emit
 
 NAME = "doctor"
 HELP = "check this installation (Python, SQLite, model, database, LLM) and print the MCP client config"
@@ -49,7 +50,7 @@ def report_text(report: DoctorReport) -> str:
     verdict = "some checks FAILED; see the fixes above" if report.failed else "ready"
     lines += [
         "",
-        f"doctor: {counts['ok']} ok, {counts['warn']} warnings, {counts['fail']} failed,"
+        f"doctor: {counts['ok']} ok, {counted(counts['warn'], 'warning')}, {counts['fail']} failed,"
         f" {counts['skip']} skipped: {verdict}",
     ]
     return "\n".join(lines)
@@ -64,7 +65,7 @@ async def diagnose(settings: Settings, args: argparse.Namespace, created_now: bo
     }
     emit(args, data, report_text(report))
     if report.failed:
-        raise SystemExit(1)
+        raise SystemExit(EXIT_FAILED)
 
 
 async def run_standalone(settings: Settings, args: argparse.Namespace) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..errors import InvalidInput
 from ..service import MemoryService
 from ..transfer import export_memories
+from ..wording import counted
 from .output import add_json_flag, emit
 
 NAME = "export"
@@ -46,8 +47,7 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
 
 def counts_text(counts: dict[str, int]) -> str:
     """ "3 jobs, 1 memory, 2 memories": record counts for people."""
-    plural = {"memory": "memories"}
-    parts = [f"{n} {kind if n == 1 else plural.get(kind, kind + 's')}" for kind, n in counts.items()]
+    parts = [counted(n, kind) for kind, n in counts.items()]
     return ", ".join(parts) or "nothing"
 
 

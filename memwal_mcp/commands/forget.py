@@ -33,7 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def run(service: MemoryService, args: argparse.Namespace) -> None:
     owner = service.settings.owner
-    if (args.memory_id is None) == (args.query is None):
+    if args.memory_id is None and args.query is None:
+        raise InvalidInput("say what to forget: a memory id, or --query with the words to find it by")
+    if args.memory_id is not None and args.query is not None:
         raise InvalidInput("give a memory id or --query, not both")
     if args.memory_id is not None:
         out = ForgetOut.of(await service.forget(owner, args.memory_id))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..service import MemoryService
 from ..transfer import import_file, wait_until_embedded
+from ..wording import agree, counted
 from .export_cmd import counts_text
 from .output import add_json_flag, emit
 
@@ -55,7 +56,8 @@ def _text(kind: str, owners: list[str], added: dict, skipped: dict, failed: int,
     if skipped:
         lines.append(f"already present (skipped): {counts_text(skipped)}")
     if failed:
-        lines.append(f"{failed} items could not be remembered (their remember jobs failed)")
+        lines.append(f"{counted(failed, 'item')} could not be remembered (their remember jobs failed)")
     if unembedded:
-        lines.append(f"{unembedded} memories have no vector yet; recall scores them directly until they do")
+        have = agree(unembedded, "has", "have")
+        lines.append(f"{counted(unembedded, 'memory')} {have} no vector yet; recall scores them directly until then")
     return "\n".join(lines)

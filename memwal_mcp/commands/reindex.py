@@ -5,6 +5,7 @@ import sys
 
 from ..errors import InvalidInput
 from ..service import MemoryService
+from ..wording import counted
 from .output import add_json_flag, emit
 
 NAME = "reindex"
@@ -45,6 +46,6 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
     emit(
         args,
         {"model": model, "reembedded": done, "left_for_worker": left},
-        f"re-embedded {done} memories with {model}"
+        f"re-embedded {counted(done, 'memory')} with {model}"
         + (f"; {left} changed meanwhile and will be embedded by the worker" if left else ""),
     )

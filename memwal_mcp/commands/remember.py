@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..schemas import JobOut, job_line
+from ..schemas import RememberOut, remember_line
 from ..service import MemoryService
 from .output import add_json_flag, emit
 
@@ -44,5 +44,5 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         args.expires_at,
         args.supersedes,
     )
-    job = JobOut.of(outcome.job)
-    emit(args, job.model_dump(), job_line(job))
+    out = RememberOut.of_outcome(outcome)
+    emit(args, out.model_dump(), remember_line(out))

@@ -13,6 +13,7 @@ log = logging.getLogger(__name__)
 
 NAME = "serve"
 HELP = "serve MCP over stdio (the default), SSE or streamable HTTP"
+RUNS_UNTIL_STOPPED = True  # Ctrl-C is how it ends: exit status 0
 
 CLIENT_HINT = """\
 memwal-mcp {version} speaks MCP over stdio and is waiting for a client on stdin.

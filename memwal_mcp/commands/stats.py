@@ -4,6 +4,7 @@ import argparse
 from dataclasses import asdict
 
 from ..service import MemoryService
+from ..wording import counted
 from .output import add_json_flag, emit
 
 NAME = "stats"
@@ -26,5 +27,5 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
     ]
     lines += [f"  {marker:<40} {count}" for marker, count in stats.counters.items()] or ["  (none yet)"]
     if stats.nominations_to_count:
-        lines.append(f"  (nominees of {stats.nominations_to_count} new memories still to be counted)")
+        lines.append(f"  (nominees of {counted(stats.nominations_to_count, 'new memory')} still to be counted)")
     emit(args, asdict(stats), "\n".join(lines))

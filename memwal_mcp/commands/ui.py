@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 NAME = "ui"
 HELP = "open the web dashboard on 127.0.0.1 (search, browse, a memory's history, undo, forget, activity)"
 WORKER = True
+RUNS_UNTIL_STOPPED = True  # Ctrl-C is how it ends: exit status 0
 DEFAULT_PORT = 8766  # beside serve's 8765, so both run at once
 HOST = "127.0.0.1"
 

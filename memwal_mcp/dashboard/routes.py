@@ -29,8 +29,10 @@ from starlette.routing import Route
 from ..errors import InvalidInput, MemwalError, NotFound
 from ..ratelimit import RateLimiter
 from ..recall.format import copies_note, folded_note
+from ..schemas import sources_note
 from ..service import MemoryService
 from ..tokens import TokenRegistry
+from ..wording import counted
 from . import chart
 from .access import Access, Form, Refused, SignInFirst, base, https, read_form, same_origin, with_headers
 from .diff import word_diff
@@ -324,9 +326,12 @@ class Dashboard:
         else:
             memories = ", ".join(done.erased_memories)
             session.flash.append(
-                f"Forgot {memories}: {len(done.erased_memories)} memor{'y' if len(done.erased_memories) == 1 else 'ies'}"
-                f" and {done.erased_jobs} remember job{'' if done.erased_jobs == 1 else 's'} erased."
+                f"Forgot {memories}: {counted(len(done.erased_memories), 'memory')}"
+                f" and {counted(done.erased_jobs, 'remember job')} erased."
             )
+            if done.sources:
+                note = sources_note(list(done.sources))
+                session.flash.append(note[0].upper() + note[1:] + ".")
             if done.restored:
                 session.flash.append(
                     f"Live again, as it had superseded them: {', '.join(done.restored)} (forget them too if they"

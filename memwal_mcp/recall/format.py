@@ -8,18 +8,17 @@ from datetime import datetime, timedelta, timezone
 from datetime import time as datetime_time
 
 from ..records import Hit, RecallResult
+from ..wording import counted
 
 
 def copies_note(copies: int) -> str:
     """Copies with the same normalized text: the same fact, stored again."""
-    noun = "copy" if copies == 1 else "copies"
-    return f"({copies} duplicate {noun} of the above collapsed; the same fact is stored more than once.)"
+    return f"({counted(copies, 'duplicate copy')} of the above collapsed; the same fact is stored more than once.)"
 
 
 def folded_note(folded: int) -> str:
     """Facts a curation model judged to add nothing (SKIP): similar, not the same text."""
-    noun = "fact" if folded == 1 else "facts"
-    return f"({folded} similar {noun} folded into the above by the curation model.)"
+    return f"({counted(folded, 'similar fact')} folded into the above by the curation model.)"
 
 
 def _day(ts: float) -> str:
@@ -87,8 +86,7 @@ def fit(result: RecallResult, max_chars: int | None) -> RecallResult:
 
 
 def omitted_note(omitted: int, max_chars: int | None) -> str:
-    noun = "memory" if omitted == 1 else "memories"
-    return f"({omitted} more relevant {noun} left out by max_chars={max_chars}.)"
+    return f"({counted(omitted, 'more relevant memory')} left out by max_chars={max_chars}.)"
 
 
 def recall_text(result: RecallResult) -> str:

@@ -16,6 +16,7 @@ from typing import Literal
 
 from ..errors import IdempotencyKeyReused, InvalidInput, NotFound
 from ..records import Job
+from ..wording import counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,7 +372,7 @@ class StoreCounts:
         jobs = sum(self.jobs.values())
         memories = sum(self.memories.values())
         live = self.memories.get("live", 0)
-        return f"{jobs} jobs, {memories} memories ({live} live), {self.lanes} lanes"
+        return f"{counted(jobs, 'job')}, {counted(memories, 'memory')} ({live} live), {counted(self.lanes, 'lane')}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -400,13 +401,9 @@ def summary_line(problems: Sequence[Problem], counts: StoreCounts) -> str:
     errors, warnings, infos = tally["error"], tally["warning"], tally["info"]
     verdict = "FAILED" if errors else "ok"
     return (
-        f"check {verdict}: {_plural(errors, 'error')}, {_plural(warnings, 'warning')}, {infos} info"
+        f"check {verdict}: {counted(errors, 'error')}, {counted(warnings, 'warning')}, {infos} info"
         f" ({counts.summary()})"
     )
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 class RecordRefused(InvalidInput):

@@ -173,3 +173,34 @@ async def test_facts_that_are_no_text_are_refused_with_their_reasons_never_dropp
         "Alice moved to Lisbon in March",
         "Alice: my cat is called Miso.",
     ]
+
+
+@pytest.mark.both_backends
+async def test_forgetting_an_extracted_fact_names_the_request_that_still_holds_its_text(server_env, db, tmp_path):
+    """The reverse of forgetting the request: the fact goes, but the conversation it was in stays
+    in the analyze request, and the reply says which and how to erase it."""
+    source = "Bob: the vault combination is Zyxquorp-9931. Also, I switched to the night shift."
+    reply = Reply(json.dumps({"facts": ["The vault combination is Zyxquorp-9931", "Bob works the night shift"]}))
+    with ScriptedLLM(_script(reply)) as llm:
+        env = _env(server_env, llm)
+        with anyio.fail_after(180):
+            async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+                out = await _call(session, "memwal_analyze", text=source, wait_ms=20000)
+                secret, shift = out["facts"]
+                forgot = await session.call_tool("memwal_forget", {"memory_id": secret["memory_id"]})
+                held = db.rows("SELECT text, decision FROM remember_jobs WHERE id = ?", (out["request_id"],))
+                gone = await session.call_tool("memwal_forget", {"memory_id": out["request_id"]})
+                # With the request forgotten, the other fact's forget has no source left to name.
+                last = await session.call_tool("memwal_forget", {"memory_id": shift["memory_id"]})
+
+    request = out["request_id"]
+    assert not forgot.is_error and forgot.structured_content["source_requests"] == [request]
+    assert tool_text(forgot) == (
+        f"Forgot {secret['memory_id']} (1 remember job erased); its text may still be in the source text of "
+        f"analyze request {request}: forget {request} to erase that too."
+    )
+    assert held == [(source, "analyzed")]  # the fact's forget left the request as it was
+    assert not gone.is_error and gone.structured_content["extracted"] == [shift["memory_id"]]
+    assert not last.is_error and last.structured_content["source_requests"] == []
+    assert tool_text(last) == f"Forgot {shift['memory_id']} (1 remember job erased)."
+    assert db.scalar("SELECT count(*) FROM remember_jobs WHERE text LIKE '%Zyxquorp%'") == 0

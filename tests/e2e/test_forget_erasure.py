@@ -261,7 +261,7 @@ async def test_cli_forget_warns_and_exits_3_while_a_reader_keeps_the_log(tmp_pat
         return str(json.loads(out)["memory_id"])
 
     kept = await remembered(KEPT)
-    assert await cli("forget", kept) == (0, f"forgot {kept} (1 remember jobs erased)\n", "")
+    assert await cli("forget", kept) == (0, f"forgot {kept} (1 remember job erased)\n", "")
 
     secret = await remembered(SECRET)
     reader = _snapshot_reader(db)

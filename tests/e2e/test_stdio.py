@@ -410,7 +410,9 @@ def test_cli_remember_recall_stats(server_env, tmp_path: Path, db: Database) -> 
 
     first = _cli(env, "remember", COFFEE, cwd=cwd)
     assert first.returncode == 0, first.stderr
-    assert re.fullmatch(r"j_[0-9a-f]{16}: done \(created\) -> memory m_[0-9a-f]{16}\n", first.stdout), first.stdout
+    assert re.fullmatch(r"Remembered: j_[0-9a-f]{16}: done \(created\) -> memory m_[0-9a-f]{16}\n", first.stdout), (
+        first.stdout
+    )
     memory_id = first.stdout.split()[-1]
     again = _cli(env, "remember", "user prefers  DARK roast coffee ", cwd=cwd)
     assert again.returncode == 0, again.stderr

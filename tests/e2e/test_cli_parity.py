@@ -1,0 +1,129 @@
+"""The CLI as a shell sees it, against the MCP tools: `memwal-mcp` run as a subprocess, the real
+MCP client for the tool side. A replayed key says so in both; a refused command line is one line
+on stderr naming the option and value; exit statuses follow one rule (README, "Exit status")."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.e2e.conftest import MEMWAL, mcp_stdio_session, tool_text
+from tests.scripted_llm import Reply, ScriptedLLM
+
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
+
+
+def _cli(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(MEMWAL), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=90, check=False
+    )
+
+
+async def test_a_replayed_key_says_so_in_the_cli_as_in_the_tool(server_env, db, tmp_path):
+    env = server_env()
+    first = _cli(env, "remember", "The release train leaves on Thursdays", "--key", "k-7", cwd=tmp_path)
+    again = _cli(env, "remember", "The release train leaves on Thursdays", "--key", "k-7", cwd=tmp_path)
+    as_json = _cli(env, "remember", "The release train leaves on Thursdays", "--key", "k-7", "--json", cwd=tmp_path)
+    with anyio.fail_after(120):
+        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            tool = await session.call_tool(
+                "memwal_remember", {"text": "The release train leaves on Thursdays", "idempotency_key": "k-7"}
+            )
+    assert [done.returncode for done in (first, again, as_json)] == [0, 0, 0], again.stderr
+    assert first.stdout.startswith("Remembered: j_"), first.stdout
+    job = first.stdout.removeprefix("Remembered: ").split(":")[0]
+    assert again.stdout.startswith(f"Already remembered (same idempotency key): {job}: done"), again.stdout
+    assert again.stdout.rstrip("\n") == tool_text(tool)  # the same words from the CLI and the tool
+    replay = json.loads(as_json.stdout)
+    assert (replay["job_id"], replay["replayed"]) == (job, True)
+    assert db.scalar("SELECT count(*) FROM remember_jobs") == 1
+
+
+# (arguments, exit status, what stderr says: all of it, one line)
+REFUSED: list[tuple[list[str], int, str]] = [
+    (
+        ["recall", "coffee", "--max-chars", "abc"],
+        2,
+        "memwal-mcp recall: error: --max-chars must be an integer, got 'abc' (see memwal-mcp recall --help)",
+    ),
+    (
+        ["recall", "coffee", "--min-score", "high"],
+        2,
+        "memwal-mcp recall: error: --min-score must be a number, got 'high' (see memwal-mcp recall --help)",
+    ),
+    (
+        ["recall"],
+        2,
+        "memwal-mcp recall: error: the following arguments are required: query (see memwal-mcp recall --help)",
+    ),
+    (["list", "--colour"], 2, "memwal-mcp: error: unrecognized arguments: --colour (see memwal-mcp --help)"),
+    (
+        ["recall", "coffee", "--max-chars", "0"],
+        2,
+        "memwal-mcp: error: max_chars must be an integer from 1 to 1000000, got 0",
+    ),
+    (["forget"], 2, "memwal-mcp: error: say what to forget: a memory id, or --query with the words to find it by"),
+    (["purge"], 2, "memwal-mcp: error: say what to purge: --expired"),
+    (["history", "m_0123456789abcdef"], 1, "memwal-mcp: error: no memory with id 'm_0123456789abcdef'"),
+    (["undo", "m_0123456789abcdef"], 1, "memwal-mcp: error: no memory with id 'm_0123456789abcdef'"),
+    (["status", "j_0123456789abcdef"], 1, "memwal-mcp: error: no job with id 'j_0123456789abcdef'"),
+]
+
+
+def test_refusals_are_one_line_with_one_rule_for_exit_statuses(server_env, db, tmp_path):
+    env = server_env()
+    seeded = _cli(env, "remember", "The office opens at 8", cwd=tmp_path)
+    assert seeded.returncode == 0, seeded.stderr
+    said = [(args, _cli(env, *args, cwd=tmp_path)) for args, _, _ in REFUSED]
+    assert [(args, done.returncode, done.stderr) for args, done in said] == [
+        (args, status, line + "\n") for args, status, line in REFUSED
+    ]
+    assert all(done.stdout == "" for _, done in said)
+    # Done is 0: a command that found nothing, too.
+    found_nothing = _cli(env, "recall", "quantum chromodynamics lattice", "--min-score", "0.99", cwd=tmp_path)
+    checked = _cli(env, "check", cwd=tmp_path)
+    assert (found_nothing.returncode, checked.returncode) == (0, 0), found_nothing.stderr + checked.stdout
+
+
+@pytest.mark.sqlite_only  # the exit status of an interrupted command is not the database's business
+def test_ctrl_c_stops_a_one_shot_command_with_status_130_and_stores_nothing(server_env, db, tmp_path):
+    asked, release = threading.Event(), threading.Event()
+
+    def script(request: dict[str, Any]) -> Reply:
+        asked.set()
+        release.wait(60)  # the command is now inside its await on the LLM, where Ctrl-C lands
+        return Reply(json.dumps({"facts": ["Erin owns the budget"]}))
+
+    with ScriptedLLM(script) as llm:
+        env = server_env(MEMWAL_LLM__BASE_URL=llm.base_url, MEMWAL_LLM__MODEL="scripted", MEMWAL_LLM__TIMEOUT_S="60")
+        proc = subprocess.Popen(
+            [str(MEMWAL), "analyze", "-"],
+            env={**os.environ, **env},
+            cwd=tmp_path,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write("Erin: I own the budget now.")
+            proc.stdin.close()
+            assert asked.wait(90), "the command never asked the LLM"
+            proc.send_signal(signal.SIGINT)
+            status = proc.wait(timeout=60)
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert status == 130, (proc.stdout.read() if proc.stdout else "", proc.stderr.read() if proc.stderr else "")
+    assert db.scalar("SELECT count(*) FROM remember_jobs") == 0
