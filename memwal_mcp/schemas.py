@@ -395,8 +395,9 @@ class ForgetOut(BaseModel):
     )
     wal_cleared: bool = Field(
         description="True: no file of the database holds the text any more. False: the text is erased from "
-        "the database, but the write-ahead log (-wal) still holds a copy until another process (a reader "
-        "holding an old snapshot) lets go"
+        "the tables, but another connection holding an older snapshot keeps copies in the database's files "
+        "(on SQLite the database file itself and its -wal) until its transaction ends; memwal-mcp keeps "
+        "retrying and the reply text names the files"
     )
 
     @classmethod
@@ -441,12 +442,11 @@ def _facts_kept(ids: list[str], most: int = 10) -> str:
     return f"the {len(ids)} facts extracted from it stay remembered ({named})"
 
 
-# Said by every entry point whose forget could not empty the write-ahead log in time: the
-# README promises no file keeps the text, so a reply must not claim that while -wal still does.
-WAL_KEPT = (
-    "the text is erased from the database; the write-ahead log (-wal) still holds a copy until another "
-    "process (a reader holding an old snapshot) lets go"
-)
+def erasure_kept(where: str) -> str:
+    """Said by every entry point whose forget could not clear every copy in time (`where`: the
+    store's erasure_kept): the README promises no file keeps the text, so a reply must not claim
+    that while one still does, and must name the files that do."""
+    return f"the text is erased from the database's tables, but {where}"
 
 
 class MemoryOut(BaseModel):

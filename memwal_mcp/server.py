@@ -38,7 +38,6 @@ from . import __version__, validation
 from .errors import MemwalError
 from .recall.format import recall_text
 from .schemas import (
-    WAL_KEPT,
     AnalyzeOut,
     ForgetOut,
     HistoryOut,
@@ -50,6 +49,7 @@ from .schemas import (
     RememberOut,
     StatusOut,
     analyze_text,
+    erasure_kept,
     history_text,
     job_line,
     list_text,
@@ -491,7 +491,8 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         summary = out.summary()
         line = (f"F{summary[1:]}" if summary.startswith("forgot") else summary) + "."
         if not out.wal_cleared:
-            line += f" Not yet from every file: {WAL_KEPT}; memwal-mcp retries and empties it as soon as it can."
+            kept = erasure_kept(service.erasure_kept)
+            line += f" Not yet from every file: {kept}; memwal-mcp retries and does that as soon as it can."
         return _reply(line, out)
 
     @server.tool(
