@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .recall.format import expiry_mark
+from .recall.format import expiry_mark, superseded_mark
 from .records import (
     ANALYZED,
     AnalyzeOutcome,
@@ -99,7 +99,7 @@ def _marks(expires_at: str | None, expired: bool, superseded_by: str | None = No
     except ValueError:  # a time _iso could not show: its marks cannot name a day either
         seconds = None
     marks = expiry_mark(seconds, expired)
-    return marks + (f" [superseded by {superseded_by}]" if superseded_by is not None else "")
+    return marks + superseded_mark(superseded_by)
 
 
 class RememberOut(JobOut):
@@ -223,7 +223,9 @@ class HitOut(BaseModel):
     expires_at: str | None = Field(None, description="From when it is no longer recalled, if it expires")
     expired: bool = Field(False, description="Past its expires_at (returned because include_expired was set)")
     superseded_by: str | None = Field(
-        None, description="The memory that replaced this one (returned because include_superseded was set)"
+        None,
+        description="The memory that replaced this one, or the queued remember job (j_...) replacing it, "
+        "not curated yet (returned because include_superseded was set)",
     )
     collapsed_ids: list[str] = Field(
         [], description="Ids of the other stored memories with the same normalized text, folded into this hit"
@@ -459,7 +461,11 @@ class MemoryOut(BaseModel):
     occurrences: int = Field(description="Times the same fact was remembered again")
     expires_at: str | None = None
     expired: bool = Field(False, description="Past its expires_at (listed because include_expired was set)")
-    superseded_by: str | None = Field(None, description="Set when include_superseded listed a replaced memory")
+    superseded_by: str | None = Field(
+        None,
+        description="Set when include_superseded listed a replaced memory: the memory that replaced it, or "
+        "the queued remember job (j_...) replacing it",
+    )
 
 
 class ListOut(BaseModel):

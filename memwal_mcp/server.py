@@ -320,7 +320,7 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
             list[str] | None,
             Field(
                 description="Ids of memories this fact replaces (a correction, a changed preference): they leave "
-                "recall but are kept, and undo brings them back"
+                "recall at once, while the fact is still queued, but are kept, and undo brings them back"
             ),
         ] = None,
     ) -> Annotated[CallToolResult, RememberOut]:
@@ -426,7 +426,11 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
             bool | None, Field(description="Also return facts past their expires_at (marked expired)")
         ] = False,
         include_superseded: Annotated[
-            bool | None, Field(description="Also return facts another fact superseded (marked superseded_by)")
+            bool | None,
+            Field(
+                description="Also return facts another fact superseded, or a queued one is superseding (marked "
+                "superseded_by: the memory, or the queued job j_...)"
+            ),
         ] = False,
         max_chars: Annotated[
             int | None,
