@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .recall.format import expiry_mark
+from .recall.format import expiry_mark, superseded_mark
 from .records import (
     ANALYZED,
     AnalyzeOutcome,
@@ -100,7 +100,7 @@ def _marks(expires_at: str | None, expired: bool, superseded_by: str | None = No
     except ValueError:  # a time _iso could not show: its marks cannot name a day either
         seconds = None
     marks = expiry_mark(seconds, expired)
-    return marks + (f" [superseded by {superseded_by}]" if superseded_by is not None else "")
+    return marks + superseded_mark(superseded_by)
 
 
 class RememberOut(JobOut):
@@ -230,7 +230,9 @@ class HitOut(BaseModel):
     expires_at: str | None = Field(None, description="From when it is no longer recalled, if it expires")
     expired: bool = Field(False, description="Past its expires_at (returned because include_expired was set)")
     superseded_by: str | None = Field(
-        None, description="The memory that replaced this one (returned because include_superseded was set)"
+        None,
+        description="The memory that replaced this one, or the queued remember job (j_...) replacing it, "
+        "not curated yet (returned because include_superseded was set)",
     )
     collapsed_ids: list[str] = Field(
         [], description="Ids of the other stored memories with the same normalized text, folded into this hit"
@@ -407,8 +409,9 @@ class ForgetOut(BaseModel):
     )
     wal_cleared: bool = Field(
         description="True: no file of the database holds the text any more. False: the text is erased from "
-        "the database, but the write-ahead log (-wal) still holds a copy until another process (a reader "
-        "holding an old snapshot) lets go"
+        "the tables, but another connection holding an older snapshot keeps copies in the database's files "
+        "(on SQLite the database file itself and its -wal) until its transaction ends; memwal-mcp keeps "
+        "retrying and the reply text names the files"
     )
 
     @classmethod
@@ -468,12 +471,11 @@ def _facts_kept(ids: list[str], most: int = 10) -> str:
     return f"the {len(ids)} facts extracted from it stay remembered ({named})"
 
 
-# Said by every entry point whose forget could not empty the write-ahead log in time: the
-# README promises no file keeps the text, so a reply must not claim that while -wal still does.
-WAL_KEPT = (
-    "the text is erased from the database; the write-ahead log (-wal) still holds a copy until another "
-    "process (a reader holding an old snapshot) lets go"
-)
+def erasure_kept(where: str) -> str:
+    """Said by every entry point whose forget could not clear every copy in time (`where`: the
+    store's erasure_kept): the README promises no file keeps the text, so a reply must not claim
+    that while one still does, and must name the files that do."""
+    return f"the text is erased from the database's tables, but {where}"
 
 
 class MemoryOut(BaseModel):
@@ -486,7 +488,11 @@ class MemoryOut(BaseModel):
     occurrences: int = Field(description="Times the same fact was remembered again")
     expires_at: str | None = None
     expired: bool = Field(False, description="Past its expires_at (listed because include_expired was set)")
-    superseded_by: str | None = Field(None, description="Set when include_superseded listed a replaced memory")
+    superseded_by: str | None = Field(
+        None,
+        description="Set when include_superseded listed a replaced memory: the memory that replaced it, or "
+        "the queued remember job (j_...) replacing it",
+    )
 
 
 class ListOut(BaseModel):

@@ -38,7 +38,6 @@ from . import __version__, validation
 from .errors import MemwalError
 from .recall.format import recall_text
 from .schemas import (
-    WAL_KEPT,
     AnalyzeOut,
     ForgetOut,
     HistoryOut,
@@ -50,6 +49,7 @@ from .schemas import (
     RememberOut,
     StatusOut,
     analyze_text,
+    erasure_kept,
     history_text,
     job_line,
     list_text,
@@ -321,7 +321,7 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
             list[str] | None,
             Field(
                 description="Ids of memories this fact replaces (a correction, a changed preference): they leave "
-                "recall but are kept, and undo brings them back"
+                "recall at once, while the fact is still queued, but are kept, and undo brings them back"
             ),
         ] = None,
     ) -> Annotated[CallToolResult, RememberOut]:
@@ -426,7 +426,11 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
             bool | None, Field(description="Also return facts past their expires_at (marked expired)")
         ] = False,
         include_superseded: Annotated[
-            bool | None, Field(description="Also return facts another fact superseded (marked superseded_by)")
+            bool | None,
+            Field(
+                description="Also return facts another fact superseded, or a queued one is superseding (marked "
+                "superseded_by: the memory, or the queued job j_...)"
+            ),
         ] = False,
         max_chars: Annotated[
             int | None,
@@ -491,7 +495,8 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         summary = out.summary()
         line = (f"F{summary[1:]}" if summary.startswith("forgot") else summary) + "."
         if not out.wal_cleared:
-            line += f" Not yet from every file: {WAL_KEPT}; memwal-mcp retries and empties it as soon as it can."
+            kept = erasure_kept(service.erasure_kept)
+            line += f" Not yet from every file: {kept}; memwal-mcp retries and does that as soon as it can."
         return _reply(line, out)
 
     @server.tool(

@@ -122,6 +122,12 @@ class MemoryService:
         tokens): everything else goes through the service's own methods."""
         return self._store
 
+    @property
+    def erasure_kept(self) -> str:
+        """Where copies of erased text remain after a forget whose `wal_cleared` is False, and
+        what clears them (the backend's files say it: a -wal is SQLite's, VACUUM PostgreSQL's)."""
+        return self._store.erasure_kept
+
     # --- lifecycle -----------------------------------------------------------
 
     async def start(self, worker: bool = True) -> None:

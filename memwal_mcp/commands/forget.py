@@ -6,7 +6,7 @@ import time
 
 from ..errors import InvalidInput
 from ..recall.format import status_marks
-from ..schemas import WAL_KEPT, ForgetOut
+from ..schemas import ForgetOut, erasure_kept
 from ..service import MemoryService
 from .output import add_json_flag, emit
 
@@ -41,7 +41,7 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         out = ForgetOut.of(await service.forget(owner, args.memory_id))
         outs = await _settle(service, [out])
         emit(args, outs[0].model_dump(), outs[0].summary())
-        _warn_if_kept(outs)
+        _warn_if_kept(service, outs)
         return
     # Only what the query names, and every copy of it: see MemoryService.forget_matches.
     targets = await service.forget_matches(owner, args.query, args.limit, args.namespace)
@@ -74,7 +74,7 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
     # A copy erased along with an earlier one (a queued repeat of its text) reports "already".
     said = [o for o in outs if not o.already_forgotten]
     emit(args, [o.model_dump() for o in outs], "\n".join(o.summary() for o in said) or "nothing matches.")
-    _warn_if_kept(outs)
+    _warn_if_kept(service, outs)
 
 
 async def _settle(service: MemoryService, outs: list[ForgetOut]) -> list[ForgetOut]:
@@ -86,11 +86,12 @@ async def _settle(service: MemoryService, outs: list[ForgetOut]) -> list[ForgetO
     return [o.model_copy(update={"wal_cleared": o.wal_cleared or cleared}) for o in outs]
 
 
-def _warn_if_kept(outs: list[ForgetOut]) -> None:
+def _warn_if_kept(service: MemoryService, outs: list[ForgetOut]) -> None:
     kept = [o.memory_id for o in outs if not o.wal_cleared]
     if kept:
         print(
-            f"memwal-mcp: warning: {WAL_KEPT}; once it has, run `memwal-mcp forget {kept[0]}` again to empty it",
+            f"memwal-mcp: warning: {erasure_kept(service.erasure_kept)}; once it has, run "
+            f"`memwal-mcp forget {kept[0]}` again to do that",
             file=sys.stderr,
         )
         raise SystemExit(WAL_KEPT_EXIT)

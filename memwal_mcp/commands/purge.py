@@ -33,4 +33,4 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         [o.model_dump() for o in outs],
         "\n".join(o.summary() for o in outs) or "nothing has expired.",
     )
-    forget._warn_if_kept(outs)
+    forget._warn_if_kept(service, outs)

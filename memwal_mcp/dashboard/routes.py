@@ -29,7 +29,7 @@ from starlette.routing import Route
 from ..errors import InvalidInput, MemwalError, NotFound
 from ..ratelimit import RateLimiter
 from ..recall.format import copies_note, folded_note
-from ..schemas import sources_note
+from ..schemas import erasure_kept, sources_note
 from ..service import MemoryService
 from ..tokens import TokenRegistry
 from ..wording import counted
@@ -338,10 +338,8 @@ class Dashboard:
                     " should go)."
                 )
             if not done.wal_cleared:
-                session.flash.append(
-                    "A reader's snapshot still holds an older copy in the database's write-ahead log; "
-                    "memwal-mcp empties it as soon as that reader is done."
-                )
+                kept = erasure_kept(self._service.erasure_kept)
+                session.flash.append(f"Not yet from every file: {kept}; memwal-mcp does that as soon as it can.")
         return RedirectResponse(f"{base(request)}/memories", status_code=303)
 
     async def _undo(self, request: Request, session: Session, form: Form) -> Response:

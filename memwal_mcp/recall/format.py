@@ -47,12 +47,19 @@ def expiry_mark(expires_at: float | None, expired: bool) -> str:
     return f" [{'expired' if expired else 'expires'} {_last_day(expires_at)}]"
 
 
+def superseded_mark(superseded_by: str | None) -> str:
+    """` [superseded by m_...]`, or for a fact a queued remember job (j_...) names in its
+    supersedes, not curated yet, ` [being replaced by queued job j_...]`; "" for neither."""
+    if superseded_by is None:
+        return ""
+    if superseded_by.startswith("j_"):
+        return f" [being replaced by queued job {superseded_by}]"
+    return f" [superseded by {superseded_by}]"
+
+
 def status_marks(expires_at: float | None, superseded_by: str | None, now: float) -> str:
     """What a reader must know before trusting a fact: that it ends, ended, or was replaced."""
-    marks = expiry_mark(expires_at, expires_at is not None and expires_at <= now)
-    if superseded_by is not None:
-        marks += f" [superseded by {superseded_by}]"
-    return marks
+    return expiry_mark(expires_at, expires_at is not None and expires_at <= now) + superseded_mark(superseded_by)
 
 
 def hit_lines(number: int, hit: Hit, now: float) -> str:

@@ -374,7 +374,11 @@ class _Scorer:
         return scored.matched or scored.relevance >= self.p.min_relevance
 
     def current(self, hit: Hit) -> bool:
-        """Not expired by now, unless expired facts were asked for."""
+        """Not expired by now, unless expired facts were asked for; not being superseded by a
+        queued job (the store marks such a live memory, as it marks a superseded one), unless
+        superseded facts were."""
+        if not (self.p.include_superseded or hit.superseded_by is None):
+            return False
         return self.p.include_expired or hit.expires_at is None or hit.expires_at > self.now
 
     @property

@@ -456,6 +456,12 @@ class Store(Protocol):
     def owe_erasure(self) -> None:
         """A forget could not clear every copy yet: keep trying in the background."""
 
+    @property
+    def erasure_kept(self) -> str:
+        """Where copies of erased text remain while a forget could not clear them (`wal_cleared`
+        false), and what clears them: the engine's own files and mechanism, which every entry
+        point names to the user the same way."""
+
     async def backup(self, target: Path, *, force: bool, verify: bool) -> BackupResult:
         """A consistent copy of the whole store in one file while servers keep writing; raises
         InvalidInput naming the right tool where the backend has its own (pg_dump)."""

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -193,13 +194,53 @@ async def test_a_repeat_sent_just_before_the_forget_does_not_come_back(tmp_path:
     assert _data(await server.call_tool("memwal_list", {}))["memories"] == []
 
 
-def _snapshot_reader(db: Path) -> sqlite3.Connection:
-    """A second connection in the middle of a read, as a sqlite3 shell or a backup tool holds one:
-    its snapshot pins the write-ahead log's frames, so no checkpoint can empty the log meanwhile."""
-    reader = sqlite3.connect(db, isolation_level=None)
-    reader.execute("BEGIN")
-    assert reader.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] > 0
-    return reader
+# A second process in the middle of a read, as a sqlite3 shell or a backup tool holds one: it
+# prints "held" once its snapshot is taken and ends its transaction (printing "done", staying
+# connected) at the first line on stdin. Its own process: closing any descriptor of a file drops
+# every POSIX lock the process holds on it, so reading the files' bytes here would end the snapshot.
+_HOLD = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN")
+conn.execute("SELECT COUNT(*) FROM memories").fetchone()
+print("held", flush=True)
+sys.stdin.readline()
+conn.execute("COMMIT")
+print("done", flush=True)
+sys.stdin.readline()
+"""
+
+
+class SnapshotReader:
+    """A connection of another process holding a read snapshot: its transaction pins the pages it
+    reads, so no checkpoint can overwrite them or empty the log meanwhile."""
+
+    def __init__(self, db: Path) -> None:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _HOLD, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self._said() == "held"
+
+    def _said(self) -> str:
+        assert self._proc.stdout is not None
+        return self._proc.stdout.readline().strip()
+
+    def end_transaction(self) -> None:
+        """Let go of the snapshot, but stay connected: an open connection alone changes nothing."""
+        assert self._proc.stdin is not None
+        self._proc.stdin.write("\n")
+        self._proc.stdin.flush()
+        assert self._said() == "done"
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait()
+
+
+def _holding(folder: Path, needle: str) -> list[str]:
+    """Names of the files under `folder` whose bytes hold `needle`."""
+    return sorted(path.name for path in folder.iterdir() if path.is_file() and needle.encode() in path.read_bytes())
 
 
 async def _until_clean(folder: Path, *needles: str, within_s: float = 60) -> None:
@@ -210,8 +251,9 @@ async def _until_clean(folder: Path, *needles: str, within_s: float = 60) -> Non
 
 
 async def test_forget_says_when_a_reader_keeps_the_log_and_the_idle_server_empties_it_later(tmp_path: Path):
-    """The reply must not claim every file is clean while -wal still holds the text; once the reader
-    lets go, the server empties the log on its own -- no further write, no tool call, no restart."""
+    """The reply must not claim every file is clean while one still holds the text, and must name
+    each file that does; once the reader lets go, the server clears them on its own -- no further
+    write, no tool call, no restart."""
     db = tmp_path / "data" / "memwal.db"
     env = base_env(tmp_path, db)
     async with mcp_stdio_session(env, tmp_path / "server.err") as (session, _):
@@ -230,55 +272,98 @@ async def test_forget_says_when_a_reader_keeps_the_log_and_the_idle_server_empti
 
         _, first = await data("memwal_remember", {"text": SECRET, "wait_ms": 15000})
         assert _leaks(db.parent, SECRET), "the check must see the text before the forget"
-        reader = _snapshot_reader(db)
+        reader = SnapshotReader(db)
         try:
             text, erased = await data("memwal_forget", {"memory_id": first["memory_id"]})
             assert erased["wal_cleared"] is False, erased
-            assert "the write-ahead log (-wal) still holds a copy until another process" in text, text
-            assert "retries and empties it as soon as it can" in text, text
-            assert _leaks(db.parent, SECRET), "the pinned frames are still there: nothing can remove them yet"
-            # The text is gone from the database itself, whatever the log holds.
+            holding = _holding(db.parent, SECRET)
+            assert holding, "the pinned pages are still there: nothing can remove them yet"
+            assert "memwal.db-shm" not in holding, holding  # the -shm is an index, never row data
+            assert (
+                "Not yet from every file: the text is erased from the database's tables, but copies of it may "
+                "remain in the database file memwal.db and in its write-ahead log memwal.db-wal while another "
+                "connection (a reader holding an older snapshot) keeps its transaction open; once that "
+                "transaction ends, the next complete checkpoint writes the erased pages over them and empties "
+                "the log; memwal-mcp retries and does that as soon as it can."
+            ) in text, text
+            assert all(name in text for name in holding), (holding, text)
+            # The text is gone from the tables, whatever the files hold.
             _, found = await data("memwal_recall", {"query": f"{WORD} cabinet", "limit": 5})
             assert all(WORD not in hit["text"] for hit in found["hits"]), found
 
-            reader.execute("COMMIT")  # lets go of the snapshot, but stays open: closing it changes nothing
+            reader.end_transaction()
             await _until_clean(db.parent, SECRET, WORD)
         finally:
             reader.close()
+
+
+async def _cli(env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    done = await anyio.run_process([str(MEMWAL), *args], env=env, check=False)
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
 
 
 async def test_cli_forget_warns_and_exits_3_while_a_reader_keeps_the_log(tmp_path: Path):
     db = tmp_path / "data" / "memwal.db"
     env = base_env(tmp_path, db)
 
-    async def cli(*args: str) -> tuple[int, str, str]:
-        done = await anyio.run_process([str(MEMWAL), *args], env=env, check=False)
-        return done.returncode, done.stdout.decode(), done.stderr.decode()
-
     async def remembered(text: str) -> str:
-        code, out, err = await cli("remember", text, "--json")
+        code, out, err = await _cli(env, "remember", text, "--json")
         assert code == 0, err
         return str(json.loads(out)["memory_id"])
 
     kept = await remembered(KEPT)
-    assert await cli("forget", kept) == (0, f"forgot {kept} (1 remember job erased)\n", "")
+    assert await _cli(env, "forget", kept) == (0, f"forgot {kept} (1 remember job erased)\n", "")
 
     secret = await remembered(SECRET)
-    reader = _snapshot_reader(db)
+    reader = SnapshotReader(db)
     try:
-        code, out, err = await cli("forget", secret, "--json")
+        code, out, err = await _cli(env, "forget", secret, "--json")
         assert code == 3, (code, out, err)
         assert json.loads(out)["wal_cleared"] is False, out
         assert (
-            f"warning: the text is erased from the database; the write-ahead log (-wal) still holds a copy "
-            f"until another process (a reader holding an old snapshot) lets go; once it has, run "
-            f"`memwal-mcp forget {secret}` again to empty it"
+            "warning: the text is erased from the database's tables, but copies of it may remain in the "
+            "database file memwal.db and in its write-ahead log memwal.db-wal while another connection (a "
+            "reader holding an older snapshot) keeps its transaction open; once that transaction ends, the "
+            "next complete checkpoint writes the erased pages over them and empties the log; once it has, "
+            f"run `memwal-mcp forget {secret}` again to do that"
         ) in err, err
         assert _leaks(db.parent, SECRET)
-        reader.execute("COMMIT")
-        # As the warning says: the same forget again, now that the reader has let go, empties the log.
-        code, out, err = await cli("forget", secret, "--json")
+        # Forgetting again while the reader still holds its snapshot must not claim the files clean.
+        code, out, err = await _cli(env, "forget", secret, "--json")
+        assert code == 3 and json.loads(out)["already_forgotten"] is True, (code, out, err)
+        assert json.loads(out)["wal_cleared"] is False, out
+        reader.end_transaction()
+        # As the warning says: the same forget again, now that the reader has let go, clears them.
+        code, out, err = await _cli(env, "forget", secret, "--json")
         assert code == 0 and json.loads(out)["wal_cleared"] is True, (code, out, err)
+        assert _leaks(db.parent, SECRET, WORD) == []
+    finally:
+        reader.close()
+
+
+async def test_the_copies_a_reader_keeps_are_in_the_database_file_itself_not_only_the_wal(tmp_path: Path):
+    """The attack that found the warning untrue: the text reached the database file in a checkpoint
+    before the reader began (here: the last connection of `remember` closing), so the forget's clean
+    pages wait in the -wal while the old ones stay in memwal.db. The warning names that file, and the
+    forget after the reader ends leaves the text in none."""
+    db = tmp_path / "data" / "memwal.db"
+    env = base_env(tmp_path, db)
+    code, out, err = await _cli(env, "remember", SECRET, "--json")
+    assert code == 0, err
+    secret = str(json.loads(out)["memory_id"])
+    assert _holding(db.parent, SECRET) == ["memwal.db"]  # checkpointed into the file, the log empty
+
+    reader = SnapshotReader(db)
+    try:
+        code, out, err = await _cli(env, "forget", secret)
+        assert code == 3, (code, out, err)
+        assert _holding(db.parent, SECRET) == ["memwal.db"], "the old pages stay where the reader reads them"
+        assert _holding(db.parent, WORD.lower()) == ["memwal.db"]  # the full-text index's copy too
+        warning = err.splitlines()[-1]
+        assert "in the database file memwal.db and in its write-ahead log memwal.db-wal" in warning, err
+        reader.end_transaction()
+        code, out, err = await _cli(env, "forget", secret)
+        assert code == 0, (code, out, err)
         assert _leaks(db.parent, SECRET, WORD) == []
     finally:
         reader.close()

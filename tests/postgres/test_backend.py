@@ -117,11 +117,17 @@ async def test_an_older_snapshot_defers_the_erasure_until_it_ends(pg_store: Post
         assert not done.wal_cleared  # the old versions are still visible to `reader`
         pg_store.owe_erasure()
         assert pg_store.erasure_pending and not await pg_store.settle_erasure(0)
+        # Forgetting again, as the warning advises, must not claim the old versions gone yet.
+        again = await pg_store.write(lambda w: w.forget_memory("alice", secret.id))
+        assert again.already and not again.wal_cleared
+        assert "VACUUM removes them" in pg_store.erasure_kept
         reader.execute("ROLLBACK")
     with anyio.fail_after(30):  # the store retries on its own, with no call to prompt it
         while pg_store.erasure_pending:
             await anyio.sleep(0.05)
     assert await pg_store.settle_erasure(0)
+    again = await pg_store.write(lambda w: w.forget_memory("alice", secret.id))
+    assert again.already and again.wal_cleared
 
 
 async def test_check_is_clean_and_catches_a_count_gone_wrong(pg_store: PostgresStore, pg_url: str) -> None:

@@ -159,6 +159,14 @@ class PostgresStore:
     def erasure_pending(self) -> bool:
         return self._erasure_owed
 
+    @property
+    def erasure_kept(self) -> str:
+        return (
+            "old row versions in the database's table files still hold it while another transaction that "
+            "began before the forget (a reader holding an older snapshot) stays open; once it ends, VACUUM "
+            "removes them"
+        )
+
     def owe_erasure(self) -> None:
         """A forget's old row versions are still kept (an older snapshot): VACUUM again on a
         timer until none is, also while no tool call comes, as well as after each write."""

@@ -14,6 +14,7 @@ import numpy as np
 from psycopg import Connection
 
 from ..records import EXACT_REPEAT, FOLDED_BY_LLM, KeyCopies, MemoryRow
+from ..shown import Shown, with_ctes
 from . import vectors, words
 
 MEMORY_COLUMNS = (
@@ -21,6 +22,30 @@ MEMORY_COLUMNS = (
     " expires_at, superseded_by"
 )
 _ROW_FIELDS = 13
+
+
+# The memories queued remember jobs supersede, each with the job (store/shown.py says why): built
+# once per statement from the partial index of queued superseding jobs (migration 004) and joined
+# by memory id; with none queued, the plain statements run.
+_PENDING_CTE = (
+    "pending_supersede (job_owner, memory_id, job_id) AS (SELECT j.owner, u.memory_id, min(j.id)"
+    " FROM remember_jobs j CROSS JOIN LATERAL unnest(string_to_array(j.supersedes, ',')) AS u (memory_id)"
+    " WHERE j.status = 'queued' AND j.supersedes IS NOT NULL GROUP BY j.owner, u.memory_id)"
+)
+_PENDING_JOIN = " LEFT JOIN pending_supersede ps ON ps.job_owner = memories.owner AND ps.memory_id = memories.id"
+_SHOWN_COLUMNS = ", ".join(
+    "COALESCE(memories.superseded_by, ps.job_id) AS superseded_by" if c == "superseded_by" else f"memories.{c}"
+    for c in MEMORY_COLUMNS.split(", ")
+)
+
+
+_PLAIN = Shown("", MEMORY_COLUMNS, "", "status = 'live'")
+_PENDING = Shown(f"{_PENDING_CTE}, ", _SHOWN_COLUMNS, _PENDING_JOIN, "(status = 'live' AND ps.job_id IS NULL)")
+
+
+def _shown(conn: Connection) -> Shown:
+    has = conn.execute("SELECT 1 FROM remember_jobs WHERE status = 'queued' AND supersedes IS NOT NULL LIMIT 1")
+    return _PENDING if has.fetchone() else _PLAIN
 
 
 def new_memory_id() -> str:
@@ -156,9 +181,10 @@ def counters(conn: Connection) -> dict[str, int]:
 
 
 def unembedded_in_lane(conn: Connection, lane: int, limit: int) -> list[MemoryRow]:
+    shown = _shown(conn)
     rows = conn.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE lane_id = %s AND status = 'live' AND vector_model IS NULL"
-        " ORDER BY pk DESC LIMIT %s",
+        f"{with_ctes(shown)}SELECT {shown.columns} FROM memories{shown.join}"
+        " WHERE lane_id = %s AND status = 'live' AND vector_model IS NULL ORDER BY memories.pk DESC LIMIT %s",
         (lane, limit),
     ).fetchall()
     return [row(r) for r in rows]
@@ -206,9 +232,11 @@ def copies_by_key(
         "keys": wanted,
         "live_at": live_at,
     }
-    shown = _SHOWN_WITH_SUPERSEDED if superseded else "status = 'live'"
+    reading = _shown(conn)
+    shown = _SHOWN_WITH_SUPERSEDED if superseded else reading.current
     rows = conn.execute(
-        "WITH m AS (SELECT pk, id, norm_key, occurrences, COALESCE(occurred_at, created_at) AS at FROM memories"
+        f"WITH {reading.ctes}m AS (SELECT memories.pk, id, norm_key, occurrences,"
+        f" COALESCE(occurred_at, created_at) AS at FROM memories{reading.join}"
         f"  WHERE lane_id = ANY(%(lanes)s) AND {shown} AND norm_key = ANY(%(keys)s)"
         "   AND (%(live_at)s::float8 IS NULL OR expires_at IS NULL OR expires_at > %(live_at)s::float8)),"
         " j AS (SELECT m.id AS mid, r.decision AS decision, COALESCE(r.occurred_at, r.created_at) AS at"
@@ -253,8 +281,10 @@ def repeats_in_window(
 def memories_by_pk(conn: Connection, pks: Sequence[int]) -> dict[int, MemoryRow]:
     if not pks:
         return {}
+    shown = _shown(conn)
     rows = conn.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE status = 'live' AND pk = ANY(%s)", (list(pks),)
+        f"{with_ctes(shown)}SELECT {shown.columns} FROM memories{shown.join} WHERE status = 'live' AND memories.pk = ANY(%s)",
+        (list(pks),),
     ).fetchall()
     return {int(r[0]): row(r) for r in rows}
 
@@ -309,10 +339,12 @@ def list_memories(
     superseded: bool = False,
 ) -> list[MemoryRow]:
     """The owner's live memories, newest first, after the (created_at, id) position `before`;
-    with `live_at`, not those expired by then; with `superseded`, the superseded ones too."""
+    with `live_at`, not those expired by then; with `superseded`, the superseded ones too (and
+    those a queued job is superseding, which are hidden otherwise)."""
+    shown = _shown(conn)
     clauses: list[str] = [
         "owner = %s",
-        _SHOWN_WITH_SUPERSEDED if superseded else "status = 'live'",
+        _SHOWN_WITH_SUPERSEDED if superseded else shown.current,
     ]
     params: list[object] = [owner]
     if live_at is not None:
@@ -332,7 +364,7 @@ def list_memories(
         )
         params += [since, EXACT_REPEAT, FOLDED_BY_LLM, since]
     rows = conn.execute(
-        f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {' AND '.join(clauses)}"
+        f"{with_ctes(shown)}SELECT {shown.columns} FROM memories{shown.join} WHERE {' AND '.join(clauses)}"
         " ORDER BY created_at DESC, id DESC LIMIT %s",
         (*params, limit),
     ).fetchall()

@@ -412,7 +412,9 @@ class PostgresWriter(PostgresReader):
 
     def forget_memory(self, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten:
         done = lifecycle.forget_memory(self.conn, owner, memory_id, WRITE_LOCK, retired_too)
-        return done if done.already else replace(done, wal_cleared=erasure.vacuum(self.conn))
+        # Also when it was forgotten before: forgetting again is what the warning tells a user to
+        # do once the old transaction has ended, so its answer must say whether VACUUM could.
+        return replace(done, wal_cleared=erasure.vacuum(self.conn))
 
     def undo_last_change(self, owner: str, memory_id: str) -> tuple[str, list[str]]:
         return lifecycle.undo_last_change(self.conn, owner, memory_id, WRITE_LOCK)

@@ -16,6 +16,7 @@ import anyio
 from ..contract import StoreReader, StoreWriter
 from ..records import BackupResult
 from .backup import backup_database
+from .connection import kept_copies
 from .database import Database
 from .views import SQLiteReader, SQLiteWriter
 
@@ -72,6 +73,10 @@ class SQLiteStore:
 
     def owe_erasure(self) -> None:
         self.db.owe_wal_truncation()
+
+    @property
+    def erasure_kept(self) -> str:
+        return kept_copies(self.db.path)
 
     async def backup(self, target: Path, *, force: bool, verify: bool) -> BackupResult:
         return await anyio.to_thread.run_sync(lambda: backup_database(self.db.path, target, force=force, verify=verify))

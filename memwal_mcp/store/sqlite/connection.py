@@ -116,6 +116,22 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def kept_copies(path: Path) -> str:
+    """Where erased text survives while a reader on an older snapshot keeps `truncate_wal` from
+    finishing, said as tests/e2e/test_forget_erasure.py finds it in the files' bytes.
+
+    Not only in the -wal: a checkpoint that ran before that reader began (the last connection
+    closing, an automatic one, an earlier forget's) already wrote the text into the database file
+    itself, and the forget's clean pages cannot be copied over those while the reader still reads
+    them; frames written after the last checkpoint are in the -wal. The -shm holds no row data."""
+    return (
+        f"copies of it may remain in the database file {path.name} and in its write-ahead log "
+        f"{path.name}-wal while another connection (a reader holding an older snapshot) keeps its "
+        "transaction open; once that transaction ends, the next complete checkpoint writes the erased "
+        "pages over them and empties the log"
+    )
+
+
 def truncate_wal(conn: sqlite3.Connection, wait_ms: int = BUSY_TIMEOUT_MS) -> bool:
     """Copy the write-ahead log into the file and cut it to zero bytes; False if other
     connections kept it from finishing within about `wait_ms`.

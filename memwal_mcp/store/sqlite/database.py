@@ -23,7 +23,7 @@ import aiosqlite
 import anyio
 
 from ...errors import StoreUnavailable
-from .connection import connect, is_busy, sqlite_module, truncate_wal
+from .connection import connect, is_busy, kept_copies, sqlite_module, truncate_wal
 from .migrations import apply_migrations
 
 log = logging.getLogger(__name__)
@@ -85,10 +85,10 @@ class Database:
                 await task
         if self._wal_owed and self._writer is not None and not await self.settle_wal(WAL_CLOSE_WAIT_MS):
             log.warning(
-                "database %s: closing while another connection still keeps the write-ahead log from being "
-                "emptied; it holds a copy of forgotten text until that connection lets go and the next "
-                "checkpoint runs (the last connection to close, or `memwal-mcp forget` of the same id again)",
+                "database %s: closing before forgotten text could be checkpointed away: %s (the last "
+                "connection to close runs one, or `memwal-mcp forget` of the same id again)",
                 self.path,
+                kept_copies(self.path),
             )
         for conn in (self._reader, self._writer):
             if conn is not None:

@@ -16,16 +16,20 @@ import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from ...errors import InvalidInput, NotFound
 from ...normalize import norm_key, normalize_text
 from ...records import SUPERSEDED, UNSUPERSEDED
 from ..records import Forgotten, StoredCopy
 from . import fts, memories, revisions, vectors
-from .connection import BUSY_TIMEOUT_MS, truncate_wal
+from .connection import BUSY_TIMEOUT_MS, kept_copies, truncate_wal
 from .database import transaction
 
 log = logging.getLogger(__name__)
+
+# How long a forget of something already forgotten waits for the checkpoint (a writer's commit).
+ALREADY_WAIT_MS = 200
 
 
 def _folded_into(conn: sqlite3.Connection, owner: str, memory_id: str) -> list[tuple[int, str]]:
@@ -118,15 +122,17 @@ def forget_memory(conn: sqlite3.Connection, owner: str, memory_id: str, retired_
         else _erase(conn, owner, memory_id, retired_too)
     )
     if done.already:
-        return done
+        # Forgetting again is what the warning tells a user to do once the reader is done: its
+        # answer must say whether the old pages are gone by now, not assume so. Briefly: nothing
+        # was erased this time, and an earlier forget waited already.
+        return replace(done, wal_cleared=truncate_wal(conn, ALREADY_WAIT_MS))
     cleared = truncate_wal(conn)
     if not cleared:
         log.warning(
-            "forgot %s, but another connection to this database (a reader holding an older snapshot) kept "
-            "its write-ahead log from being emptied within %.0f s: earlier copies of the text stay in the -wal "
-            "file until that connection lets go and a checkpoint empties it",
+            "forgot %s, but the write-ahead log could not be checkpointed within %.0f s: %s",
             memory_id,
             BUSY_TIMEOUT_MS / 1000,
+            kept_copies(Path(conn.execute("PRAGMA database_list").fetchone()[2])),
         )
     return replace(done, wal_cleared=cleared)
 

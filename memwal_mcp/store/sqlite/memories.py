@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ..records import EXACT_REPEAT, FOLDED_BY_LLM, KeyCopies, MemoryRow
+from ..shown import Shown, with_ctes
 from . import fts
 from .vectors import _blob, vector_table
 
@@ -24,6 +25,36 @@ _MEMORY_COLUMNS = (
     " expires_at, superseded_by"
 )
 _ROW_FIELDS = 13
+
+
+# The memories queued remember jobs supersede, each with the job (store/shown.py says why): built
+# once per statement from the partial index of queued superseding jobs (migration 013) and joined
+# by memory id. A correlated probe per row instead cost 7 ms a list of 50 with 200 such jobs
+# queued; with none queued the plain statements run (the empty join cost 0.5 ms a recall).
+_PENDING_CTE = (
+    "RECURSIVE pending_split (job_owner, job_id, rest, memory_id) AS ("
+    " SELECT owner, id, supersedes || ',', NULL FROM remember_jobs WHERE status = 'queued' AND supersedes IS NOT NULL"
+    " UNION ALL SELECT job_owner, job_id, substr(rest, instr(rest, ',') + 1), substr(rest, 1, instr(rest, ',') - 1)"
+    " FROM pending_split WHERE rest != ''),"
+    " pending_supersede (job_owner, memory_id, job_id) AS MATERIALIZED (SELECT job_owner, memory_id, MIN(job_id)"
+    " FROM pending_split WHERE memory_id IS NOT NULL GROUP BY job_owner, memory_id)"
+)
+_PENDING_JOIN = " LEFT JOIN pending_supersede ps ON ps.job_owner = memories.owner AND ps.memory_id = memories.id"
+# What recall and list read of a memory (FROM memories with _PENDING_JOIN): `superseded_by` is the
+# memory that replaced it or, for a live one, the queued job about to.
+_SHOWN_COLUMNS = ", ".join(
+    "COALESCE(memories.superseded_by, ps.job_id) AS superseded_by" if c == "superseded_by" else f"memories.{c}"
+    for c in _MEMORY_COLUMNS.split(", ")
+)
+
+
+_PLAIN = Shown("", _MEMORY_COLUMNS, "", "status = 'live'")
+_PENDING = Shown(f"{_PENDING_CTE}, ", _SHOWN_COLUMNS, _PENDING_JOIN, "(status = 'live' AND ps.job_id IS NULL)")
+
+
+def _shown(conn: sqlite3.Connection) -> Shown:
+    has = conn.execute("SELECT 1 FROM remember_jobs WHERE status = 'queued' AND supersedes IS NOT NULL LIMIT 1")
+    return _PENDING if has.fetchone() else _PLAIN
 
 
 def new_memory_id() -> str:
@@ -161,9 +192,10 @@ def counters(conn: sqlite3.Connection) -> dict[str, int]:
 
 def unembedded_in_lane(conn: sqlite3.Connection, lane: int, limit: int) -> list[MemoryRow]:
     """Live memories of one lane that have no vector yet, so recall can score them itself."""
+    shown = _shown(conn)
     rows = conn.execute(
-        f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE lane_id = ? AND status = 'live' AND vector_model IS NULL"
-        " ORDER BY rowid DESC LIMIT ?",
+        f"{with_ctes(shown)}SELECT {shown.columns} FROM memories{shown.join}"
+        " WHERE lane_id = ? AND status = 'live' AND vector_model IS NULL ORDER BY memories.rowid DESC LIMIT ?",
         (lane, limit),
     ).fetchall()
     return [MemoryRow(*row) for row in rows]
@@ -215,7 +247,8 @@ def copies_by_key(
         "llm": FOLDED_BY_LLM,
         "live_at": live_at,
     }
-    shown = _SHOWN_WITH_SUPERSEDED if superseded else "status = 'live'"
+    reading = _shown(conn)
+    shown = _SHOWN_WITH_SUPERSEDED if superseded else reading.current
     params.update({f"l{i}": lane for i, lane in enumerate(lanes)})
     lane_marks = ",".join(f":l{i}" for i in range(len(lanes)))
     found: dict[str, KeyCopies] = {}
@@ -223,8 +256,8 @@ def copies_by_key(
         chunk = keys[start : start + 500]
         marks = ",".join(f":k{i}" for i in range(len(chunk)))
         rows = conn.execute(
-            "WITH m AS (SELECT rowid AS pk, id, norm_key, occurrences, COALESCE(occurred_at, created_at) AS at"
-            " FROM memories"
+            f"WITH {reading.ctes}m AS (SELECT memories.rowid AS pk, id, norm_key, occurrences,"
+            f" COALESCE(occurred_at, created_at) AS at FROM memories{reading.join}"
             f"  WHERE lane_id IN ({lane_marks}) AND {shown} AND norm_key IN ({marks})"
             "   AND (:live_at IS NULL OR expires_at IS NULL OR expires_at > :live_at)),"
             " j AS (SELECT m.id AS mid, r.decision AS decision, COALESCE(r.occurred_at, r.created_at) AS at"
@@ -278,8 +311,11 @@ def memories_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[i
     if not rowids:
         return {}
     marks = ",".join("?" * len(rowids))
+    shown = _shown(conn)
     rows = conn.execute(
-        f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE status = 'live' AND rowid IN ({marks})", tuple(rowids)
+        f"{with_ctes(shown)}SELECT {shown.columns} FROM memories{shown.join}"
+        f" WHERE status = 'live' AND memories.rowid IN ({marks})",
+        tuple(rowids),
     ).fetchall()
     return {row[0]: MemoryRow(*row) for row in rows}
 
@@ -338,10 +374,12 @@ def list_memories(
     superseded: bool = False,
 ) -> list[MemoryRow]:
     """The owner's live memories, newest first, after the (created_at, id) position `before`;
-    with `live_at`, not those expired by then; with `superseded`, the superseded ones too."""
+    with `live_at`, not those expired by then; with `superseded`, the superseded ones too (and
+    those a queued job is superseding, which are hidden otherwise)."""
+    shown = _shown(conn)
     clauses: list[str] = [
         "owner = ?",
-        _SHOWN_WITH_SUPERSEDED if superseded else "status = 'live'",
+        _SHOWN_WITH_SUPERSEDED if superseded else shown.current,
     ]
     params: list[object] = [owner]
     if live_at is not None:
@@ -360,7 +398,7 @@ def list_memories(
         )
         params += [since, EXACT_REPEAT, FOLDED_BY_LLM, since]
     rows = conn.execute(
-        f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE {' AND '.join(clauses)}"
+        f"{with_ctes(shown)}SELECT {shown.columns} FROM memories{shown.join} WHERE {' AND '.join(clauses)}"
         " ORDER BY created_at DESC, id DESC LIMIT ?",
         (*params, limit),
     ).fetchall()
