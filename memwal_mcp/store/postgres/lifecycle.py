@@ -21,7 +21,7 @@ from psycopg import Connection
 from ...errors import InvalidInput, NotFound
 from ...normalize import norm_key, normalize_text
 from ...records import SUPERSEDED, UNSUPERSEDED
-from ..records import Forgotten, StoredCopy
+from ..records import Forgotten, MemoryState, StoredCopy, nothing_undone
 from . import memories, revisions, vectors
 
 
@@ -148,13 +148,61 @@ def _erase(conn: Connection, owner: str, memory_id: str, retired_too: bool) -> F
 
 def _unsupersede_replaced_by(conn: Connection, owner: str, ids: Sequence[str], now: float) -> tuple[str, ...]:
     """The memories these (being erased) superseded, live again as undoing the supersede brings
-    them back, unless past their expiry (see the SQLite backend's lifecycle)."""
+    them back, unless past their expiry; an erased memory superseded itself hands what it
+    replaced to what replaced it (see the SQLite backend's lifecycle)."""
+    erased = set(ids)
+    successors = {
+        mid: by
+        for mid, by in conn.execute(
+            "SELECT id, superseded_by FROM memories WHERE owner = %s AND id = ANY(%s) AND superseded_by IS NOT NULL"
+            " ORDER BY pk",
+            (owner, list(ids)),
+        ).fetchall()
+        if by not in erased
+    }
+    for mid, by in successors.items():
+        _repoint(conn, owner, mid, by, now)
+    current = [mid for mid in ids if mid not in successors]
+    if not current:
+        return ()
     rows = conn.execute(
         "SELECT id, superseded_by FROM memories WHERE owner = %s AND status = 'retired' AND superseded_by = ANY(%s)"
         " AND (expires_at IS NULL OR expires_at > %s) ORDER BY pk",
-        (owner, list(ids), now),
+        (owner, current, now),
     ).fetchall()
     return tuple(old for old, by_id in rows if revisions.unsupersede(conn, owner, old, by_id))
+
+
+def _repoint(conn: Connection, owner: str, erased_id: str, by_id: str, now: float) -> None:
+    """What `erased_id` superseded is superseded by `by_id` now, and `by_id`'s supersede
+    revisions name it instead of the erased one."""
+    moved = [
+        mid
+        for (mid,) in conn.execute(
+            "SELECT id FROM memories WHERE owner = %s AND status = 'retired' AND superseded_by = %s ORDER BY pk",
+            (owner, erased_id),
+        ).fetchall()
+    ]
+    if not moved:
+        return
+    conn.execute(
+        "UPDATE memories SET superseded_by = %s, updated_at = %s WHERE owner = %s AND status = 'retired'"
+        " AND superseded_by = %s",
+        (by_id, now, owner, erased_id),
+    )
+    notes = conn.execute(
+        "SELECT r.id, r.merged_ids FROM memory_revisions r JOIN memories m ON m.pk = r.memory_pk"
+        " WHERE m.owner = %s AND m.id = %s AND r.decision = ANY(%s)",
+        (owner, by_id, [SUPERSEDED, UNSUPERSEDED]),
+    ).fetchall()
+    for revision_id, merged in notes:
+        names = merged.split(",") if merged else []
+        if erased_id in names:
+            renamed = [new for name in names for new in (moved if name == erased_id else [name])]
+            conn.execute(
+                "UPDATE memory_revisions SET merged_ids = %s WHERE id = %s",
+                (",".join(dict.fromkeys(renamed)), revision_id),
+            )
 
 
 def _scrub_merges_undone(conn: Connection, owner: str, ids: Sequence[str], pks: Sequence[int]) -> None:
@@ -226,10 +274,13 @@ def undo_last_change(conn: Connection, owner: str, memory_id: str, lock: str) ->
         restored: list[str] = []
         if undoable.decision == SUPERSEDED:  # the body stayed; what it replaced comes back
             restored = [i for i in listed if revisions.unsupersede(conn, owner, i, memory_id)]
+            if not restored:
+                raise nothing_undone(memory_id, "superseded", [(i, _state(conn, owner, i)) for i in listed])
             revisions.note(conn, owner, memory_id, UNSUPERSEDED, undoable.job_id, restored, now)
             return undoable.body, restored
         if undoable.decision == UNSUPERSEDED:  # redo: replaced again
-            revisions.supersede(conn, owner, listed, memory_id, undoable.job_id, now)
+            if not revisions.supersede(conn, owner, listed, memory_id, undoable.job_id, now):
+                raise nothing_undone(memory_id, "brought back", [(i, _state(conn, owner, i)) for i in listed])
             return undoable.body, []
         if undoable.decision == "undone":
             for other in listed:
@@ -260,7 +311,15 @@ def undo_last_change(conn: Connection, owner: str, memory_id: str, lock: str) ->
             merged_ids=restored,
             now=now,
         )
+        # The expiry it had with that body comes back with it: a merge that renewed an expired
+        # fact, undone, leaves it expired.
+        conn.execute("UPDATE memories SET expires_at = %s WHERE pk = %s", (undoable.expires_at, row.pk))
     return undoable.body, restored if decision == "undone" else []
+
+
+def _state(conn: Connection, owner: str, memory_id: str) -> MemoryState | None:
+    found = memories.memory_by_id(conn, owner, memory_id)
+    return None if found is None else (found[1], found[2], found[0].superseded_by)
 
 
 def _split_proposal(conn: Connection, owner: str, memory_id: str, job_id: str, now: float) -> str | None:

@@ -20,7 +20,7 @@ from dataclasses import replace
 from ...errors import InvalidInput, NotFound
 from ...normalize import norm_key, normalize_text
 from ...records import SUPERSEDED, UNSUPERSEDED
-from ..records import Forgotten, StoredCopy
+from ..records import Forgotten, MemoryState, StoredCopy, nothing_undone
 from . import fts, memories, revisions, vectors
 from .connection import BUSY_TIMEOUT_MS, truncate_wal
 from .database import transaction
@@ -195,13 +195,65 @@ def _unsupersede_replaced_by(conn: sqlite3.Connection, owner: str, ids: Sequence
     """The memories these (being erased) superseded, live again as undoing the supersede brings
     them back: superseded by a memory that is gone, they would be in no recall, and the undo
     their history offers refused. One past its expiry stays as it is (recall would not show it
-    live either; purge --expired erases it, expired_memories names it); a forgotten one too."""
+    live either; purge --expired erases it, expired_memories names it); a forgotten one too.
+
+    Only what a *current* memory superseded comes back: an erased memory that was superseded
+    itself (the middle of a chain A <- B <- C) hands what it replaced to what replaced it (A is
+    superseded by C), so the chain stays one current fact."""
+    erased = set(ids)
+    marks = ",".join("?" * len(ids))
+    successors = {
+        mid: by
+        for mid, by in conn.execute(
+            f"SELECT id, superseded_by FROM memories WHERE owner = ? AND id IN ({marks}) AND superseded_by IS NOT NULL"
+            " ORDER BY rowid",
+            (owner, *ids),
+        )
+        if by not in erased
+    }
+    for mid, by in successors.items():
+        _repoint(conn, owner, mid, by, now)
+    current = [mid for mid in ids if mid not in successors]
+    if not current:
+        return ()
     rows = conn.execute(
         f"SELECT id, superseded_by FROM memories WHERE owner = ? AND status = 'retired'"
-        f" AND superseded_by IN ({','.join('?' * len(ids))}) AND (expires_at IS NULL OR expires_at > ?) ORDER BY rowid",
-        (owner, *ids, now),
+        f" AND superseded_by IN ({','.join('?' * len(current))}) AND (expires_at IS NULL OR expires_at > ?) ORDER BY rowid",
+        (owner, *current, now),
     ).fetchall()
     return tuple(old for old, by_id in rows if revisions.unsupersede(conn, owner, old, by_id))
+
+
+def _repoint(conn: sqlite3.Connection, owner: str, erased_id: str, by_id: str, now: float) -> None:
+    """What `erased_id` superseded is superseded by `by_id` now, and `by_id`'s supersede
+    revisions name it instead of the erased one: history and undo follow the chain."""
+    moved = [
+        mid
+        for (mid,) in conn.execute(
+            "SELECT id FROM memories WHERE owner = ? AND status = 'retired' AND superseded_by = ? ORDER BY rowid",
+            (owner, erased_id),
+        )
+    ]
+    if not moved:
+        return
+    conn.execute(
+        "UPDATE memories SET superseded_by = ?, updated_at = ? WHERE owner = ? AND status = 'retired'"
+        " AND superseded_by = ?",
+        (by_id, now, owner, erased_id),
+    )
+    notes = conn.execute(
+        "SELECT r.id, r.merged_ids FROM memory_revisions r JOIN memories m ON m.rowid = r.memory_rowid"
+        " WHERE m.owner = ? AND m.id = ? AND r.decision IN (?, ?)",
+        (owner, by_id, SUPERSEDED, UNSUPERSEDED),
+    ).fetchall()
+    for revision_id, merged in notes:
+        names = merged.split(",") if merged else []
+        if erased_id in names:
+            renamed = [new for name in names for new in (moved if name == erased_id else [name])]
+            conn.execute(
+                "UPDATE memory_revisions SET merged_ids = ? WHERE id = ?",
+                (",".join(dict.fromkeys(renamed)), revision_id),
+            )
 
 
 def _scrub_merges_undone(conn: sqlite3.Connection, owner: str, ids: Sequence[str], rowids: Sequence[int]) -> None:
@@ -307,10 +359,13 @@ def undo_last_change(conn: sqlite3.Connection, owner: str, memory_id: str) -> tu
         restored: list[str] = []
         if undoable.decision == SUPERSEDED:  # the body stayed; what it replaced comes back
             restored = [i for i in listed if revisions.unsupersede(conn, owner, i, memory_id)]
+            if not restored:
+                raise nothing_undone(memory_id, "superseded", [(i, _state(conn, owner, i)) for i in listed])
             revisions.note(conn, owner, memory_id, UNSUPERSEDED, undoable.job_id, restored, now)
             return undoable.body, restored
         if undoable.decision == UNSUPERSEDED:  # redo: replaced again
-            revisions.supersede(conn, owner, listed, memory_id, undoable.job_id, now)
+            if not revisions.supersede(conn, owner, listed, memory_id, undoable.job_id, now):
+                raise nothing_undone(memory_id, "brought back", [(i, _state(conn, owner, i)) for i in listed])
             return undoable.body, []
         if undoable.decision == "undone":
             # Redo: what the undo brought back is folded in again, as a CONSOLIDATE folds.
@@ -342,7 +397,15 @@ def undo_last_change(conn: sqlite3.Connection, owner: str, memory_id: str) -> tu
             merged_ids=restored,
             now=now,
         )
+        # The expiry it had with that body comes back with it: a merge that renewed an expired
+        # fact, undone, leaves it expired.
+        conn.execute("UPDATE memories SET expires_at = ? WHERE rowid = ?", (undoable.expires_at, row.pk))
     return undoable.body, restored if decision == "undone" else []
+
+
+def _state(conn: sqlite3.Connection, owner: str, memory_id: str) -> MemoryState | None:
+    found = memories.memory_by_id(conn, owner, memory_id)
+    return None if found is None else (found[1], found[2], found[0].superseded_by)
 
 
 def _split_proposal(conn: sqlite3.Connection, owner: str, memory_id: str, job_id: str, now: float) -> str | None:
