@@ -461,7 +461,7 @@ class MemoryService:
     # --- forget, undo, list ------------------------------------------------------
 
     async def forget(self, owner: str, memory_id: object, retired_too: bool = False) -> ForgetOutcome:
-        """`memory_id` may also be a remember job's id (a queued recall hit): see lifecycle.forget_memory.
+        """`memory_id` may also be a remember job's id (a queued recall hit): see store/lifecycle.forget.
 
         Erase a memory's content everywhere (body, revisions, source jobs, queued repeats of its
         text, the write-ahead log's older copies); keep a tombstone. A memory merged into another
