@@ -134,6 +134,8 @@ class Revision:
     guard: str | None
     merged_ids: tuple[str, ...]
     created_at: float
+    # The memory's expiry while this was its body: an undo back to it gives back both.
+    expires_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -471,14 +471,15 @@ class MemoryService:
     # --- forget, undo, list ------------------------------------------------------
 
     async def forget(self, owner: str, memory_id: object, retired_too: bool = False) -> ForgetOutcome:
-        """`memory_id` may also be a remember job's id (a queued recall hit): see lifecycle.forget_memory.
+        """`memory_id` may also be a remember job's id (a queued recall hit): see store/lifecycle.forget.
 
         Erase a memory's content everywhere (body, revisions, source jobs, queued repeats of its
         text, the write-ahead log's older copies); keep a tombstone. A memory merged into another
         is refused unless `retired_too` (its text lives on in the merged body). The memories the
-        erased ones had superseded are live again, as an undo of the supersede brings them back
-        (`restored`; one past its expiry stays superseded, for purge): superseded by a memory that
-        is gone, they would be in no recall.
+        erased ones had superseded are live again if those were current, as an undo of the
+        supersede brings them back (`restored`; one past its expiry stays superseded, for purge):
+        superseded by a memory that is gone, they would be in no recall. An erased memory that was
+        superseded itself hands them to the one that superseded it (one chain, one current fact).
 
         When a reader's snapshot keeps the log from being emptied in time, the outcome says so
         (`wal_cleared`) and the database keeps retrying on a timer until the log is empty."""
@@ -507,6 +508,7 @@ class MemoryService:
         )
 
     async def undo(self, owner: str, memory_id: object) -> UndoOutcome:
+        """An undo that would change nothing is an InvalidInput naming why (never a success)."""
         mid = validation.memory_id(memory_id)
         body, restored = await self._store.write(lambda writer: writer.undo_last_change(owner, mid))
         self.worker.wake()  # restored bodies need vectors

@@ -526,8 +526,9 @@ def test_backup_cli_refuses_to_overwrite_without_force(pristine: Path, tmp_path:
 def test_the_backlog_pass_never_gives_a_forgotten_memory_a_vector(tmp_path: Path):
     import numpy as np
 
-    from memwal_mcp.store.sqlite import jobs, lifecycle, memories, vectors
+    from memwal_mcp.store.sqlite import jobs, memories, vectors
     from memwal_mcp.store.sqlite.migrations import apply_migrations
+    from memwal_mcp.store.sqlite.views import SQLiteWriter
 
     conn = connect(tmp_path / "memwal.db")
     try:
@@ -552,7 +553,7 @@ def test_the_backlog_pass_never_gives_a_forgotten_memory_a_vector(tmp_path: Path
         conn.execute("COMMIT")
         # CurationWorker._embed_backlog: read the backlog, embed it off the writer (a forget lands meanwhile), write.
         backlog = vectors.unembedded(conn, 256)
-        lifecycle.forget_memory(conn, "local", memory)
+        SQLiteWriter(conn).forget_memory("local", memory)
         vectors.set_vectors(conn, [(r, l, b, np.full(4, 0.5, dtype=np.float32)) for r, l, b in backlog], "demo")
 
         assert [p.code for p in find_problems(conn) if p.severity == "error"] == []

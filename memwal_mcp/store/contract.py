@@ -392,13 +392,18 @@ class StoreWriter(StoreReader, Protocol):
 
     def forget_memory(self, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten:
         """A superseded memory is forgotten on its own (its text is in no other body). Erasing a
-        memory that superseded others (it, or one merged into it) brings them back live as undoing
-        the supersede does, except one past its expiry, which stays superseded for purge
-        (`Forgotten.restored` names those brought back)."""
+        current memory that superseded others (it, or one merged into it) brings them back live as
+        undoing the supersede does, except one past its expiry, which stays superseded for purge
+        (`Forgotten.restored` names those brought back). Erasing a memory superseded itself (the
+        middle of a chain A <- B <- C) re-points what it superseded to what superseded it (A is
+        superseded by C, and C's supersede revisions name A), so the chain stays one current fact."""
 
     def undo_last_change(self, owner: str, memory_id: str) -> tuple[str, list[str]]:
         """Undoing a supersede (the revision `superseded`) brings the memories it replaced back
-        live, body unchanged, with a revision `unsuperseded`; undoing that supersedes them again."""
+        live, body unchanged, with a revision `unsuperseded`; undoing that supersedes them again.
+        Undoing a body change restores the body and the expiry the memory had with it. An undo
+        that would change nothing (none of the memories its last change names can be brought back
+        or superseded again) raises InvalidInput naming why, and writes nothing."""
 
     # --- tokens, reindex, import -----------------------------------------------
     def insert_token(self, digest: str, owner: str, scopes: tuple[str, ...], label: str | None) -> None: ...

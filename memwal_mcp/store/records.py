@@ -155,6 +155,29 @@ def not_superseded(memory_id: str, missed: Sequence[tuple[str, MemoryState | Non
     return f"not superseded: {'; '.join(said)}" if said else None
 
 
+def nothing_undone(memory_id: str, change: str, missed: Sequence[tuple[str, MemoryState | None]]) -> InvalidInput:
+    """The refusal of an undo that would change nothing: the memories its last change named
+    (`change` is "superseded" or "brought back") have all moved on since. Said, never reported
+    as a success that did nothing."""
+    said = []
+    for other, state in missed:
+        status, into, by = state or ("forgotten", None, None)
+        if status == "forgotten":
+            why = "was forgotten"
+        elif by is not None:
+            why = f"was superseded by {by}"
+        elif status == "retired":
+            why = f"was merged into {into}"
+        else:
+            why = "is live"
+        said.append(f"{other} {why}")
+    named = ", ".join(other for other, _ in missed)
+    return InvalidInput(
+        f"nothing to undo for {memory_id}: its last change {change} {named}, and since then {'; '.join(said)};"
+        " nothing was changed"
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class KeyCopies:
     """How often one normalized text is stored in some lanes (within a time window, if given)."""
@@ -301,6 +324,7 @@ class RevisionRow:
     guard: str | None
     merged_ids: tuple[str, ...]
     created_at: float
+    expires_at: float | None = None  # the memory's expiry while this was its body (None in older files)
 
 
 @dataclass(frozen=True, slots=True)

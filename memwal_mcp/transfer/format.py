@@ -186,6 +186,7 @@ class RevisionLine(_Record):
     guard: str | None = None
     merged_ids: list[Id] = []
     created_at: Time
+    expires_at: Time | None = None  # the memory's expiry while this was its body (added within version 2)
 
     @classmethod
     def of(cls, revision: RevisionRow) -> RevisionLine:

@@ -108,7 +108,8 @@ async def test_an_expired_replacement_purged_brings_back_what_it_replaced(store:
 
 async def test_a_memory_erased_along_gives_back_what_it_replaced_too(store: Store) -> None:
     """X replaced A, then a CONSOLIDATE folded X into B: forgetting B erases X with it, so A is
-    back. A chain C -> B -> A: forgetting B (superseded itself) gives A back, C stays."""
+    back. A chain C -> B -> A: forgetting B (superseded itself) gives nothing back: A is
+    superseded by C now, the one current fact (test_lifecycle_chains.py)."""
 
     def build(w: StoreWriter) -> tuple[Stored, Stored, Stored]:
         a = remember(w, "alice", "default", "Standup is at 9:30")
@@ -146,10 +147,10 @@ async def test_a_memory_erased_along_gives_back_what_it_replaced_too(store: Stor
 
     first, second, third = await store.write(chain)
     done = await store.write(lambda w: w.forget_memory("alice", second.id))
-    assert done.restored == (first.id,)
-    assert await store.read(_status, first.id) == ("live", None)
+    assert done.restored == ()
+    assert await store.read(_status, first.id) == ("superseded", third.id)
     assert await store.read(_status, third.id) == ("live", None)
-    assert await store.read(lambda r: r.superseded_by("alice", third.id)) == []
+    assert await store.read(lambda r: r.superseded_by("alice", third.id)) == [first.id]
 
 
 async def test_copies_of_names_superseded_and_expired_copies_with_their_state(store: Store) -> None:

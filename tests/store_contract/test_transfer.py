@@ -22,7 +22,8 @@ def _history(w: StoreWriter) -> None:
     prepare_vectors(w)
     vectors = unit_vectors(np.random.default_rng(21), 4)
     tea = remember(w, "alice", "default", "Tea at four", vector=vectors[0], key="k-tea", occurred_at=T0 - 86400)
-    rack = remember(w, "alice", "work", "Alpha server in rack 12", vector=vectors[1], at=T0 + 1)
+    # With an expiry: the merge's revision keeps it (undo gives it back), and so must an import.
+    rack = remember(w, "alice", "work", "Alpha server in rack 12", vector=vectors[1], at=T0 + 1, expires_at=T0 + 9999)
     beta = remember(w, "alice", "work", "Beta server in rack 12", vector=vectors[2], at=T0 + 2)
     secret = remember(w, "alice", "default", "Vault code 4417", at=T0 + 3)
     remember(w, "bob", "default", "Bob takes the 8:15 train", vector=vectors[3], at=T0 + 4)
@@ -72,6 +73,7 @@ async def test_the_history_exports_every_kind(store: Store, source: Exported) ->
     assert await store.read(lambda r: r.exported_owners(None)) == ["alice", "bob"]
     statuses = {m.body: m.status for m in source.memories}
     assert statuses["Beta server in rack 12"] == "retired"
+    assert [r.expires_at for r in source.revisions] == [T0 + 9999]
 
 
 async def test_an_import_gives_back_the_same_records(

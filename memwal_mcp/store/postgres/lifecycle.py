@@ -1,4 +1,5 @@
-"""Forget and undo on PostgreSQL: the two operations that change history on purpose.
+"""Forget and undo on PostgreSQL: the statements (store/lifecycle.py makes every decision, for
+every backend), and how the erased bytes go.
 
 Forget erases what the SQLite backend erases -- the memory's body and words, its previous
 bodies, its vector, the text of every job that ended in it, of memories a CONSOLIDATE folded
@@ -7,55 +8,19 @@ tombstone. Once it commits no live row holds the text (nor its words: lane_terms
 no live memory of the lane holds). The old row versions stay in the table files until VACUUM
 removes them, which the store runs right after (erasure.py); `wal_cleared` says whether it
 could (a transaction holding an older snapshot keeps them).
-Undo restores the body a memory had before its last change, as a new revision.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from dataclasses import replace
 
 from psycopg import Connection
 
-from ...errors import InvalidInput, NotFound
-from ...normalize import norm_key, normalize_text
+from ...normalize import norm_key
 from ...records import SUPERSEDED, UNSUPERSEDED
-from ..records import Forgotten, StoredCopy
-from . import memories, revisions, vectors
-
-
-def _folded_into(conn: Connection, owner: str, memory_id: str) -> list[tuple[int, str]]:
-    """(pk, id) of the memory and, recursively, of every memory of the same owner retired into it."""
-    found: list[tuple[int, str]] = []
-    frontier = [memory_id]
-    while frontier:
-        rows = conn.execute(
-            "SELECT pk, id FROM memories WHERE owner = %s AND (id = ANY(%s) OR retired_into = ANY(%s)) ORDER BY pk",
-            (owner, frontier, frontier),
-        ).fetchall()
-        known = {mid for _, mid in found}
-        fresh = [(int(pk), mid) for pk, mid in rows if mid not in known]
-        found.extend(fresh)
-        frontier = [mid for _, mid in fresh if mid not in frontier]
-    return found
-
-
-def _queued_repeats(conn: Connection, owner: str, ids: list[str], pks: list[int]) -> list[int]:
-    """Seqs of queued jobs whose normalized text equals any text being erased, in that text's lane."""
-    texts = conn.execute(
-        "SELECT lane_id, body FROM memories WHERE pk = ANY(%(pks)s)"
-        " UNION ALL SELECT m.lane_id, r.body FROM memory_revisions r JOIN memories m ON m.pk = r.memory_pk"
-        "  WHERE r.memory_pk = ANY(%(pks)s)"
-        " UNION ALL SELECT lane_id, text FROM remember_jobs WHERE owner = %(owner)s AND memory_id = ANY(%(ids)s)",
-        {"pks": pks, "ids": ids, "owner": owner},
-    ).fetchall()
-    erased = {(lane, normalize_text(text)) for lane, text in texts}
-    lanes = sorted({lane for lane, _ in erased})
-    queued = conn.execute(
-        "SELECT seq, lane_id, text FROM remember_jobs WHERE lane_id = ANY(%s) AND status = 'queued'", (lanes,)
-    ).fetchall()
-    return [int(seq) for seq, lane, text in queued if (lane, normalize_text(text)) in erased]
+from ..lifecycle import FoldedJob, JobState
+from ..records import StoredCopy
+from . import revisions, vectors
 
 
 def copies_of(conn: Connection, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[StoredCopy]:
@@ -87,208 +52,159 @@ def copies_of(conn: Connection, owner: str, lanes: Sequence[int], keys: Sequence
 _ERASE_JOB = "text = '', decision = 'forgotten', error = NULL, idempotency_key = NULL, updated_at = %s"
 
 
-def forget_memory(conn: Connection, owner: str, memory_id: str, lock: str, retired_too: bool = False) -> Forgotten:
-    """Erase the memory (or the fact a job id names) and what it holds, in one transaction."""
-    with conn.transaction():
-        conn.execute(lock)
-        if memory_id.startswith("j_"):
-            return _erase_job(conn, owner, memory_id, retired_too)
-        return _erase(conn, owner, memory_id, retired_too)
+class PostgresLifecycle:
+    """lifecycle.LifecycleTarget over the writer's connection, inside its transaction (which
+    holds the write lock)."""
 
+    __slots__ = ("conn",)
 
-def _erase(conn: Connection, owner: str, memory_id: str, retired_too: bool) -> Forgotten:
-    found = conn.execute(
-        "SELECT namespace, status, retired_into, superseded_by FROM memories WHERE owner = %s AND id = %s",
-        (owner, memory_id),
-    ).fetchone()
-    if found is None:
-        raise NotFound(f"no memory with id {memory_id!r}")
-    namespace, status, into, superseded_by = found
-    # A superseded memory's text is in no other body: it can be forgotten on its own.
-    if status == "retired" and superseded_by is None and not retired_too:
-        raise InvalidInput(
-            f"memory {memory_id!r} was merged into {into!r}, whose body holds its text: forget {into!r}, "
-            f"or undo that merge (memwal-mcp undo {into}) and then forget {memory_id!r}"
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def folded_rows(self, owner: str, ids: Sequence[str]) -> list[tuple[int, str]]:
+        rows = self.conn.execute(
+            "SELECT pk, id FROM memories WHERE owner = %s AND (id = ANY(%s) OR retired_into = ANY(%s)) ORDER BY pk",
+            (owner, list(ids), list(ids)),
+        ).fetchall()
+        return [(int(pk), mid) for pk, mid in rows]
+
+    def erased_texts(self, owner: str, ids: Sequence[str], pks: Sequence[int]) -> list[tuple[int, str]]:
+        rows = self.conn.execute(
+            "SELECT lane_id, body FROM memories WHERE pk = ANY(%(pks)s)"
+            " UNION ALL SELECT m.lane_id, r.body FROM memory_revisions r JOIN memories m ON m.pk = r.memory_pk"
+            "  WHERE r.memory_pk = ANY(%(pks)s)"
+            " UNION ALL SELECT lane_id, text FROM remember_jobs WHERE owner = %(owner)s AND memory_id = ANY(%(ids)s)",
+            {"pks": list(pks), "ids": list(ids), "owner": owner},
+        ).fetchall()
+        return [(int(lane), text) for lane, text in rows]
+
+    def queued_texts(self, lanes: Sequence[int]) -> list[tuple[int, int, str]]:
+        rows = self.conn.execute(
+            "SELECT seq, lane_id, text FROM remember_jobs WHERE lane_id = ANY(%s) AND status = 'queued'", (list(lanes),)
+        ).fetchall()
+        return [(int(seq), int(lane), text) for seq, lane, text in rows]
+
+    def job_state(self, owner: str, job_id: str) -> JobState | None:
+        row = self.conn.execute(
+            "SELECT seq, lane_id, text, decision, memory_id FROM remember_jobs WHERE owner = %s AND id = %s",
+            (owner, job_id),
+        ).fetchone()
+        return None if row is None else JobState(int(row[0]), int(row[1]), row[2], row[3], row[4])
+
+    def merge_spans(self, owner: str, ids: Sequence[str], pks: Sequence[int]) -> list[tuple[int, int, int]]:
+        rows = self.conn.execute(
+            "SELECT r.memory_pk, min(r.id), max(r.id) FROM memory_revisions r"
+            " WHERE r.job_id IN (SELECT id FROM remember_jobs WHERE owner = %(owner)s AND memory_id = ANY(%(ids)s))"
+            " AND NOT r.memory_pk = ANY(%(pks)s) GROUP BY r.memory_pk",
+            {"owner": owner, "ids": list(ids), "pks": list(pks)},
+        ).fetchall()
+        return [(int(pk), int(first), int(last)) for pk, first, last in rows]
+
+    def drop_revisions(self, memory_pk: int, first: int, last: int) -> None:
+        self.conn.execute(
+            "DELETE FROM memory_revisions WHERE memory_pk = %s AND id BETWEEN %s AND %s", (memory_pk, first, last)
         )
-    if status == "forgotten":
-        return Forgotten((), 0, already=True)
-    targets = _folded_into(conn, owner, memory_id)
-    ids = [mid for _, mid in targets]
-    pks = [pk for pk, _ in targets]
-    now = time.time()
-    repeats = _queued_repeats(conn, owner, ids, pks)
-    _scrub_merges_undone(conn, owner, ids, pks)
-    jobs = conn.execute(
-        f"UPDATE remember_jobs SET {_ERASE_JOB} WHERE owner = %s AND memory_id = ANY(%s)", (now, owner, ids)
-    ).rowcount
-    if repeats:
-        jobs += conn.execute(
-            f"UPDATE remember_jobs SET {_ERASE_JOB}, status = 'done', memory_id = %s"
+
+    def erase_jobs_of(self, owner: str, ids: Sequence[str], now: float) -> int:
+        return self.conn.execute(
+            f"UPDATE remember_jobs SET {_ERASE_JOB} WHERE owner = %s AND memory_id = ANY(%s)", (now, owner, list(ids))
+        ).rowcount
+
+    def erase_queued(self, seqs: Sequence[int], memory_id: str | None, now: float) -> int:
+        return self.conn.execute(
+            f"UPDATE remember_jobs SET {_ERASE_JOB}, status = 'done', memory_id = COALESCE(%s, memory_id)"
             " WHERE status = 'queued' AND seq = ANY(%s)",
-            (now, memory_id, repeats),
+            (now, memory_id, list(seqs)),
         ).rowcount
-    conn.execute("DELETE FROM memory_revisions WHERE memory_pk = ANY(%s)", (pks,))
-    conn.execute("DELETE FROM deferred_nominations WHERE memory_pk = ANY(%s)", (pks,))
-    vectors.drop(conn, pks)
-    conn.execute(
-        "UPDATE memories SET body = '', norm_key = '', status = 'forgotten', vector_model = NULL, tsv = NULL,"
-        " doc_len = 0, updated_at = %s WHERE pk = ANY(%s)",
-        (now, pks),
-    )
-    for mid in ids:
+
+    def erase_job(self, owner: str, job_id: str, now: float) -> int:
+        return self.conn.execute(
+            f"UPDATE remember_jobs SET {_ERASE_JOB}, status = 'done' WHERE owner = %s AND id = %s", (now, owner, job_id)
+        ).rowcount
+
+    def erase_memories(self, lane: int, pks: Sequence[int], now: float) -> None:
+        conn = self.conn
+        conn.execute("DELETE FROM memory_revisions WHERE memory_pk = ANY(%s)", (list(pks),))
+        conn.execute("DELETE FROM deferred_nominations WHERE memory_pk = ANY(%s)", (list(pks),))
+        vectors.drop(conn, pks)
         conn.execute(
-            "INSERT INTO forgotten (memory_id, owner, namespace, jobs, forgotten_at) VALUES (%s, %s, %s, %s, %s)"
-            " ON CONFLICT (memory_id) DO UPDATE SET owner = EXCLUDED.owner, namespace = EXCLUDED.namespace,"
-            " jobs = EXCLUDED.jobs, forgotten_at = EXCLUDED.forgotten_at",
-            (mid, owner, namespace, jobs if mid == memory_id else 0, now),
+            "UPDATE memories SET body = '', norm_key = '', status = 'forgotten', vector_model = NULL, tsv = NULL,"
+            " doc_len = 0, updated_at = %s WHERE pk = ANY(%s)",
+            (now, list(pks)),
         )
-    restored = _unsupersede_replaced_by(conn, owner, ids, now)
-    return Forgotten((memory_id, *(mid for mid in ids if mid != memory_id)), jobs, restored=restored)
 
+    def add_tombstones(self, owner: str, namespace: str, rows: Sequence[tuple[str, int]], now: float) -> None:
+        for mid, jobs in rows:
+            self.conn.execute(
+                "INSERT INTO forgotten (memory_id, owner, namespace, jobs, forgotten_at) VALUES (%s, %s, %s, %s, %s)"
+                " ON CONFLICT (memory_id) DO UPDATE SET owner = EXCLUDED.owner, namespace = EXCLUDED.namespace,"
+                " jobs = EXCLUDED.jobs, forgotten_at = EXCLUDED.forgotten_at",
+                (mid, owner, namespace, jobs, now),
+            )
 
-def _unsupersede_replaced_by(conn: Connection, owner: str, ids: Sequence[str], now: float) -> tuple[str, ...]:
-    """The memories these (being erased) superseded, live again as undoing the supersede brings
-    them back, unless past their expiry (see the SQLite backend's lifecycle)."""
-    rows = conn.execute(
-        "SELECT id, superseded_by FROM memories WHERE owner = %s AND status = 'retired' AND superseded_by = ANY(%s)"
-        " AND (expires_at IS NULL OR expires_at > %s) ORDER BY pk",
-        (owner, list(ids), now),
-    ).fetchall()
-    return tuple(old for old, by_id in rows if revisions.unsupersede(conn, owner, old, by_id))
+    def superseders(self, owner: str, ids: Sequence[str]) -> list[tuple[str, str]]:
+        rows = self.conn.execute(
+            "SELECT id, superseded_by FROM memories WHERE owner = %s AND id = ANY(%s) AND superseded_by IS NOT NULL"
+            " ORDER BY pk",
+            (owner, list(ids)),
+        ).fetchall()
+        return [(mid, by) for mid, by in rows]
 
+    def superseded_by_any(self, owner: str, by_ids: Sequence[str], live_at: float | None) -> list[tuple[str, str]]:
+        rows = self.conn.execute(
+            "SELECT id, superseded_by FROM memories WHERE owner = %s AND status = 'retired' AND superseded_by = ANY(%s)"
+            " AND (%s::double precision IS NULL OR expires_at IS NULL OR expires_at > %s) ORDER BY pk",
+            (owner, list(by_ids), live_at, live_at),
+        ).fetchall()
+        return [(mid, by) for mid, by in rows]
 
-def _scrub_merges_undone(conn: Connection, owner: str, ids: Sequence[str], pks: Sequence[int]) -> None:
-    """Another memory's revisions from the time one of these memories' jobs was merged into it
-    (a merge that an undo split back out): their bodies hold the fact being forgotten. Each
-    such memory loses the revisions from that merge's to its undo's, both included."""
-    conn.execute(
-        "WITH spans AS (SELECT r.memory_pk, min(r.id) AS first, max(r.id) AS last FROM memory_revisions r"
-        "  WHERE r.job_id IN (SELECT id FROM remember_jobs WHERE owner = %(owner)s AND memory_id = ANY(%(ids)s))"
-        "  AND NOT r.memory_pk = ANY(%(pks)s) GROUP BY r.memory_pk)"
-        " DELETE FROM memory_revisions d USING spans s"
-        " WHERE d.memory_pk = s.memory_pk AND d.id BETWEEN s.first AND s.last",
-        {"owner": owner, "ids": list(ids), "pks": list(pks)},
-    )
-
-
-def _erase_job(conn: Connection, owner: str, job_id: str, retired_too: bool) -> Forgotten:
-    found = conn.execute(
-        "SELECT lane_id, text, decision, memory_id FROM remember_jobs WHERE owner = %s AND id = %s", (owner, job_id)
-    ).fetchone()
-    if found is None:
-        raise NotFound(f"no memory or job with id {job_id!r}")
-    lane, text, decision, memory_id = found
-    if decision == "forgotten":
-        return Forgotten((), 0, already=True, via_job=job_id)
-    if memory_id is None:
-        return _erase_queued(conn, owner, job_id, lane, text)
-    return replace(_erase(conn, owner, memory_id, retired_too), via_job=job_id)
-
-
-def _erase_queued(conn: Connection, owner: str, job_id: str, lane: int, text: str) -> Forgotten:
-    wanted = normalize_text(text)
-    queued = conn.execute(
-        "SELECT seq, text FROM remember_jobs WHERE lane_id = %s AND status = 'queued' AND id != %s", (lane, job_id)
-    ).fetchall()
-    seqs = [int(seq) for seq, other in queued if normalize_text(other) == wanted]
-    now = time.time()
-    jobs = conn.execute(
-        f"UPDATE remember_jobs SET {_ERASE_JOB}, status = 'done' WHERE owner = %s AND id = %s", (now, owner, job_id)
-    ).rowcount
-    if seqs:
-        jobs += conn.execute(
-            f"UPDATE remember_jobs SET {_ERASE_JOB}, status = 'done' WHERE status = 'queued' AND seq = ANY(%s)",
-            (now, seqs),
-        ).rowcount
-    return Forgotten((), jobs, via_job=job_id)
-
-
-_FOLDING = ("updated", "consolidated", "appended")
-
-
-def undo_last_change(conn: Connection, owner: str, memory_id: str, lock: str) -> tuple[str, list[str]]:
-    """Restore the body before the last change as a new revision (see the SQLite backend's
-    lifecycle.undo_last_change for what comes back with it)."""
-    with conn.transaction():
-        conn.execute(lock)
-        found = memories.memory_by_id(conn, owner, memory_id)
-        if found is None:
-            raise NotFound(f"no memory with id {memory_id!r}")
-        row, status, _ = found
-        if status != "live":
-            raise InvalidInput(f"memory {memory_id!r} is {status}; only a live memory can be undone")
-        history = revisions.revisions(conn, row.pk)
-        if not history:
-            raise InvalidInput(f"memory {memory_id!r} has no change to undo")
-        undoable = history[0]
-        now = time.time()
-        listed = list(undoable.merged_ids)
-        restored: list[str] = []
-        if undoable.decision == SUPERSEDED:  # the body stayed; what it replaced comes back
-            restored = [i for i in listed if revisions.unsupersede(conn, owner, i, memory_id)]
-            revisions.note(conn, owner, memory_id, UNSUPERSEDED, undoable.job_id, restored, now)
-            return undoable.body, restored
-        if undoable.decision == UNSUPERSEDED:  # redo: replaced again
-            revisions.supersede(conn, owner, listed, memory_id, undoable.job_id, now)
-            return undoable.body, []
-        if undoable.decision == "undone":
-            for other in listed:
-                got = memories.memory_by_id(conn, owner, other)
-                if got is not None and got[1] == "live" and got[0].lane == row.lane:
-                    revisions.retire(conn, got[0].pk, memory_id, now)
-                    restored.append(other)
-            decision = "redone"
-        else:
-            restored = [i for i in listed if revisions.unretire(conn, owner, i, memory_id)]
-            if undoable.decision in _FOLDING and undoable.job_id:
-                split = _split_proposal(conn, owner, memory_id, undoable.job_id, now)
-                if split is not None:
-                    restored.append(split)
-            decision = "undone"
-        revisions.replace_body(
-            conn,
-            pk=row.pk,
-            lane=row.lane,
-            body=undoable.body,
-            key=norm_key(undoable.body),
-            vector=None,
-            model_id=None,
-            decision=decision,
-            job_id=undoable.job_id,
-            llm_model=None,
-            guard=None,
-            merged_ids=restored,
-            now=now,
+    def repoint(self, owner: str, from_id: str, to_id: str, now: float) -> None:
+        self.conn.execute(
+            "UPDATE memories SET superseded_by = %s, updated_at = %s WHERE owner = %s AND status = 'retired'"
+            " AND superseded_by = %s",
+            (to_id, now, owner, from_id),
         )
-    return undoable.body, restored if decision == "undone" else []
 
+    def supersede_notes(self, owner: str, memory_id: str) -> list[tuple[int, tuple[str, ...]]]:
+        rows = self.conn.execute(
+            "SELECT r.id, r.merged_ids FROM memory_revisions r JOIN memories m ON m.pk = r.memory_pk"
+            " WHERE m.owner = %s AND m.id = %s AND r.decision = ANY(%s) ORDER BY r.id",
+            (owner, memory_id, [SUPERSEDED, UNSUPERSEDED]),
+        ).fetchall()
+        return [(int(rid), tuple(merged.split(",")) if merged else ()) for rid, merged in rows]
 
-def _split_proposal(conn: Connection, owner: str, memory_id: str, job_id: str, now: float) -> str | None:
-    job = conn.execute(
-        "SELECT namespace, lane_id, text, occurred_at, created_at, expires_at FROM remember_jobs"
-        " WHERE id = %s AND owner = %s AND memory_id = %s AND status = 'done' AND text != ''",
-        (job_id, owner, memory_id),
-    ).fetchone()
-    if job is None:
-        return None
-    namespace, lane, text, occurred_at, created_at, expires_at = job
-    _, split = memories.create_memory(
-        conn,
-        owner=owner,
-        namespace=namespace,
-        lane=lane,
-        body=text,
-        key=norm_key(text),
-        source_job_id=job_id,
-        vector=None,
-        model_id=None,
-        now=now,
-        occurred_at=occurred_at,
-        created_at=created_at,
-    )
-    conn.execute(
-        "UPDATE remember_jobs SET decision = 'created', memory_id = %s, updated_at = %s WHERE id = %s",
-        (split, now, job_id),
-    )
-    conn.execute("UPDATE memories SET expires_at = %s WHERE id = %s", (expires_at, split))
-    return split
+    def rename_note(self, revision_id: int, merged_ids: Sequence[str]) -> None:
+        self.conn.execute(
+            "UPDATE memory_revisions SET merged_ids = %s WHERE id = %s", (",".join(merged_ids) or None, revision_id)
+        )
+
+    def supersede(self, owner: str, ids: Sequence[str], by_id: str, job_id: str | None, now: float) -> list[str]:
+        return revisions.supersede(self.conn, owner, ids, by_id, job_id, now)
+
+    def unsupersede(self, owner: str, memory_id: str, by_id: str) -> bool:
+        return revisions.unsupersede(self.conn, owner, memory_id, by_id)
+
+    def unretire(self, owner: str, memory_id: str, from_id: str) -> bool:
+        return revisions.unretire(self.conn, owner, memory_id, from_id)
+
+    def note(
+        self, owner: str, memory_id: str, decision: str, job_id: str | None, merged_ids: Sequence[str], now: float
+    ) -> None:
+        revisions.note(self.conn, owner, memory_id, decision, job_id, merged_ids, now)
+
+    def set_expiry(self, pk: int, expires_at: float | None) -> None:
+        self.conn.execute("UPDATE memories SET expires_at = %s WHERE pk = %s", (expires_at, pk))
+
+    def folded_job(self, owner: str, memory_id: str, job_id: str) -> FoldedJob | None:
+        row = self.conn.execute(
+            "SELECT namespace, lane_id, text, occurred_at, created_at, expires_at FROM remember_jobs"
+            " WHERE id = %s AND owner = %s AND memory_id = %s AND status = 'done' AND text != ''",
+            (job_id, owner, memory_id),
+        ).fetchone()
+        return None if row is None else FoldedJob(row[0], int(row[1]), row[2], row[3], row[4], row[5])
+
+    def point_job(self, job_id: str, memory_id: str, now: float) -> None:
+        self.conn.execute(
+            "UPDATE remember_jobs SET decision = 'created', memory_id = %s, updated_at = %s WHERE id = %s",
+            (memory_id, now, job_id),
+        )

@@ -33,13 +33,14 @@ def replace_body(
     now: float,
 ) -> None:
     """Give a memory a new body, keeping the old one as a revision; re-index it."""
-    found = conn.execute("SELECT body FROM memories WHERE pk = %s", (pk,)).fetchone()
+    found = conn.execute("SELECT body, expires_at FROM memories WHERE pk = %s", (pk,)).fetchone()
     if found is None:
         raise LookupError(f"no memory row {pk}")
     conn.execute(
-        "INSERT INTO memory_revisions (memory_pk, body, decision, job_id, llm_model, guard, merged_ids, created_at)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-        (pk, found[0], decision, job_id, llm_model, guard, ",".join(merged_ids) or None, now),
+        "INSERT INTO memory_revisions"
+        " (memory_pk, body, decision, job_id, llm_model, guard, merged_ids, created_at, expires_at)"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (pk, found[0], decision, job_id, llm_model, guard, ",".join(merged_ids) or None, now, found[1]),
     )
     tsv, length = words.document(body)
     has_vector = vector is not None and vectors.vector_table(conn) is not None
@@ -65,13 +66,15 @@ def retire(conn: Connection, pk: int, into_id: str, now: float) -> None:
 
 def revisions(conn: Connection, pk: int) -> list[Revision]:
     rows = conn.execute(
-        "SELECT body, decision, job_id, llm_model, guard, merged_ids, created_at FROM memory_revisions"
+        "SELECT body, decision, job_id, llm_model, guard, merged_ids, created_at, expires_at FROM memory_revisions"
         " WHERE memory_pk = %s ORDER BY id DESC",
         (pk,),
     ).fetchall()
     return [
-        Revision(body, decision, job_id, llm_model, guard, tuple(merged.split(",")) if merged else (), created_at)
-        for body, decision, job_id, llm_model, guard, merged, created_at in rows
+        Revision(
+            body, decision, job_id, llm_model, guard, tuple(merged.split(",")) if merged else (), created_at, expiry
+        )
+        for body, decision, job_id, llm_model, guard, merged, created_at, expiry in rows
     ]
 
 
@@ -153,8 +156,8 @@ def note(
 ) -> None:
     """A revision for a change that leaves the body as it is (a supersede, or its undo)."""
     conn.execute(
-        "INSERT INTO memory_revisions (memory_pk, body, decision, job_id, merged_ids, created_at)"
-        " SELECT pk, body, %s, %s, %s, %s FROM memories WHERE owner = %s AND id = %s",
+        "INSERT INTO memory_revisions (memory_pk, body, decision, job_id, merged_ids, created_at, expires_at)"
+        " SELECT pk, body, %s, %s, %s, %s, expires_at FROM memories WHERE owner = %s AND id = %s",
         (decision, job_id, ",".join(merged_ids) or None, now, owner, memory_id),
     )
 

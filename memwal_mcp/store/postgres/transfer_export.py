@@ -103,12 +103,15 @@ def iter_memories(conn: Connection, owner: str | None) -> Iterator[MemoryRecord]
 def iter_revisions(conn: Connection, owner: str | None) -> Iterator[RevisionRow]:
     where, params = _where(owner, "m.owner", "m.status != 'forgotten'")
     sql = (
-        "SELECT m.owner, m.id, r.body, r.decision, r.job_id, r.llm_model, r.guard, r.merged_ids, r.created_at"
+        "SELECT m.owner, m.id, r.body, r.decision, r.job_id, r.llm_model, r.guard, r.merged_ids, r.created_at,"
+        " r.expires_at"
         f" {_REVISIONS_FROM} {where} ORDER BY r.id"
     )
-    for owner_, memory_id, body, decision, job_id, llm_model, guard, merged, created_at in _stream(conn, sql, params):
+    for owner_, memory_id, body, decision, job_id, llm_model, guard, merged, created_at, expiry in _stream(
+        conn, sql, params
+    ):
         merged_ids = tuple(merged.split(",")) if merged else ()
-        yield RevisionRow(owner_, memory_id, body, decision, job_id, llm_model, guard, merged_ids, created_at)
+        yield RevisionRow(owner_, memory_id, body, decision, job_id, llm_model, guard, merged_ids, created_at, expiry)
 
 
 def iter_tombstones(conn: Connection, owner: str | None) -> Iterator[TombstoneRow]:

@@ -158,8 +158,9 @@ class PostgresImport:
 
     def insert_revision(self, memory_pk: int, revision: RevisionRow) -> None:
         self.conn.execute(
-            "INSERT INTO memory_revisions (memory_pk, body, decision, job_id, llm_model, guard, merged_ids, created_at)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            "INSERT INTO memory_revisions"
+            " (memory_pk, body, decision, job_id, llm_model, guard, merged_ids, created_at, expires_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (
                 memory_pk,
                 revision.body,
@@ -169,6 +170,7 @@ class PostgresImport:
                 revision.guard,
                 ",".join(revision.merged_ids) or None,
                 revision.created_at,
+                revision.expires_at,
             ),
         )
 

@@ -17,6 +17,7 @@ from psycopg_pool import ConnectionPool
 
 from ...records import Job, Revision
 from .. import importing
+from .. import lifecycle as forget_and_undo
 from ..contract import TextMatch, VectorSearch
 from ..records import (
     Forgotten,
@@ -411,13 +412,13 @@ class PostgresWriter(PostgresReader):
         vectors.mark_unembeddable(self.conn, pks)
 
     def forget_memory(self, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten:
-        done = lifecycle.forget_memory(self.conn, owner, memory_id, WRITE_LOCK, retired_too)
+        done = forget_and_undo.forget(self, lifecycle.PostgresLifecycle(self.conn), owner, memory_id, retired_too)
         # Also when it was forgotten before: forgetting again is what the warning tells a user to
         # do once the old transaction has ended, so its answer must say whether VACUUM could.
         return replace(done, wal_cleared=erasure.vacuum(self.conn))
 
     def undo_last_change(self, owner: str, memory_id: str) -> tuple[str, list[str]]:
-        return lifecycle.undo_last_change(self.conn, owner, memory_id, WRITE_LOCK)
+        return forget_and_undo.undo_last_change(self, lifecycle.PostgresLifecycle(self.conn), owner, memory_id)
 
     # --- tokens, reindex, import -----------------------------------------------
     def insert_token(self, digest: str, owner: str, scopes: tuple[str, ...], label: str | None) -> None:

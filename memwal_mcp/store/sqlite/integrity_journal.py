@@ -16,7 +16,7 @@ from ...records import ANALYZED
 from ..records import Problem
 from .integrity_common import _capped
 
-# Decisions a done job may carry (curation/apply.py, curation/plan.py, lifecycle.forget_memory).
+# Decisions a done job may carry (curation/apply.py, curation/plan.py, store/lifecycle.forget).
 DECISIONS = ("created", "occurrence", "skipped", "updated", "consolidated", "appended", "forgotten", ANALYZED)
 MERGE_DECISIONS = ("updated", "consolidated", "appended")
 # A queued job older than this means no worker is curating its lane.

@@ -38,11 +38,12 @@ def replace_body(
     now: float,
 ) -> None:
     """Give a memory a new body, keeping the old one as a revision; re-index it."""
-    (old_body,) = conn.execute("SELECT body FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+    old_body, old_expiry = conn.execute("SELECT body, expires_at FROM memories WHERE rowid = ?", (rowid,)).fetchone()
     conn.execute(
-        "INSERT INTO memory_revisions (memory_rowid, body, decision, job_id, llm_model, guard, merged_ids, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (rowid, old_body, decision, job_id, llm_model, guard, ",".join(merged_ids) or None, now),
+        "INSERT INTO memory_revisions"
+        " (memory_rowid, body, decision, job_id, llm_model, guard, merged_ids, created_at, expires_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (rowid, old_body, decision, job_id, llm_model, guard, ",".join(merged_ids) or None, now, old_expiry),
     )
     conn.execute(
         "UPDATE memories SET body = ?, norm_key = ?, vector_model = ?, updated_at = ? WHERE rowid = ?",
@@ -74,13 +75,15 @@ def retire(conn: sqlite3.Connection, rowid: int, into_id: str, now: float) -> No
 def revisions(conn: sqlite3.Connection, rowid: int) -> list[Revision]:
     """Previous bodies, newest first."""
     rows = conn.execute(
-        "SELECT body, decision, job_id, llm_model, guard, merged_ids, created_at FROM memory_revisions"
+        "SELECT body, decision, job_id, llm_model, guard, merged_ids, created_at, expires_at FROM memory_revisions"
         " WHERE memory_rowid = ? ORDER BY id DESC",
         (rowid,),
     ).fetchall()
     return [
-        Revision(body, decision, job_id, llm_model, guard, tuple(merged.split(",")) if merged else (), created_at)
-        for body, decision, job_id, llm_model, guard, merged, created_at in rows
+        Revision(
+            body, decision, job_id, llm_model, guard, tuple(merged.split(",")) if merged else (), created_at, expiry
+        )
+        for body, decision, job_id, llm_model, guard, merged, created_at, expiry in rows
     ]
 
 
@@ -174,8 +177,8 @@ def note(
 ) -> None:
     """A revision for a change that leaves the body as it is (a supersede, or its undo)."""
     conn.execute(
-        "INSERT INTO memory_revisions (memory_rowid, body, decision, job_id, merged_ids, created_at)"
-        " SELECT rowid, body, ?, ?, ?, ? FROM memories WHERE owner = ? AND id = ?",
+        "INSERT INTO memory_revisions (memory_rowid, body, decision, job_id, merged_ids, created_at, expires_at)"
+        " SELECT rowid, body, ?, ?, ?, ?, expires_at FROM memories WHERE owner = ? AND id = ?",
         (decision, job_id, ",".join(merged_ids) or None, now, owner, memory_id),
     )
 

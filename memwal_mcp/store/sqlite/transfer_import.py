@@ -157,8 +157,9 @@ class SQLiteImport:
 
     def insert_revision(self, memory_pk: int, revision: RevisionRow) -> None:
         self.conn.execute(
-            "INSERT INTO memory_revisions (memory_rowid, body, decision, job_id, llm_model, guard, merged_ids, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO memory_revisions"
+            " (memory_rowid, body, decision, job_id, llm_model, guard, merged_ids, created_at, expires_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 memory_pk,
                 revision.body,
@@ -168,6 +169,7 @@ class SQLiteImport:
                 revision.guard,
                 ",".join(revision.merged_ids) or None,
                 revision.created_at,
+                revision.expires_at,
             ),
         )
 

@@ -414,10 +414,10 @@ class SQLiteWriter(SQLiteReader):
         vectors.mark_unembeddable(self.conn, pks)
 
     def forget_memory(self, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten:
-        return lifecycle.forget_memory(self.conn, owner, memory_id, retired_too)
+        return lifecycle.forget_memory(self, self.conn, owner, memory_id, retired_too)
 
     def undo_last_change(self, owner: str, memory_id: str) -> tuple[str, list[str]]:
-        return lifecycle.undo_last_change(self.conn, owner, memory_id)
+        return lifecycle.undo_last_change(self, self.conn, owner, memory_id)
 
     # --- tokens, reindex, import -----------------------------------------------
     def insert_token(self, digest: str, owner: str, scopes: tuple[str, ...], label: str | None) -> None:

@@ -1,0 +1,126 @@
+"""Forget, purge and undo over supersede chains and LLM merges, as a client sees them (issue 19):
+the real `mcp` client talking to `memwal-mcp` over stdio, the CLI as a subprocess, the scripted
+OpenAI-compatible server as the curation model, on both backends.
+
+A chain A <- B <- C is one current fact, C, whichever link is erased; an undo restores the exact
+state it returns to (an expired fact stays expired); an undo that changes nothing says so and
+exits non-zero.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.e2e.conftest import MEMWAL, call_ok, mcp_stdio_session, tool_text
+from tests.scripted_llm import Reply, ScriptedLLM
+
+pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
+
+OPENVPN = "The office VPN is OpenVPN"
+IPSEC = "The office VPN is IPsec"
+WIREGUARD = "The office VPN is WireGuard"
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(MEMWAL), *args], env=env, capture_output=True, text=True, timeout=120, check=False)
+
+
+async def _chain(session: Any, **middle: Any) -> tuple[str, str, str]:
+    a = await call_ok(session, "memwal_remember", text=OPENVPN, wait_ms=20000)
+    b = await call_ok(session, "memwal_remember", text=IPSEC, supersedes=[a["memory_id"]], wait_ms=20000, **middle)
+    c = await call_ok(session, "memwal_remember", text=WIREGUARD, supersedes=[b["memory_id"]], wait_ms=20000)
+    return a["memory_id"], b["memory_id"], c["memory_id"]
+
+
+async def _one_current_fact(session: Any, a: str, c: str) -> None:
+    found = await call_ok(session, "memwal_recall", query="office VPN", limit=10)
+    assert [hit["id"] for hit in found["hits"]] == [c]
+    assert [m["id"] for m in (await call_ok(session, "memwal_list"))["memories"]] == [c]
+    history = await session.call_tool("memwal_history", {"memory_id": a})
+    assert (history.structured_content["status"], history.structured_content["superseded_by"]) == ("superseded", c)
+    assert f"memwal-mcp undo {c} brings it back" in tool_text(history)
+    assert (await call_ok(session, "memwal_history", memory_id=c))["supersedes"] == [a]
+
+
+async def test_forgetting_the_middle_of_a_chain_leaves_one_current_fact(server_env, tmp_path):
+    env = server_env()
+    with anyio.fail_after(180):
+        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            a, b, c = await _chain(session)
+            forgot = await call_ok(session, "memwal_forget", memory_id=b)
+            assert forgot["live_again"] == []
+            await _one_current_fact(session, a, c)
+    # Undo of C now brings back what it replaces: A.
+    undone = _cli(env, "undo", c)
+    assert undone.returncode == 0 and a in undone.stdout, undone.stderr
+    with anyio.fail_after(120):
+        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            found = await call_ok(session, "memwal_recall", query="office VPN", limit=10)
+            assert sorted(hit["id"] for hit in found["hits"]) == sorted([a, c])
+
+
+async def test_purging_an_expired_middle_of_a_chain_leaves_one_current_fact(server_env, tmp_path):
+    env = server_env()
+    with anyio.fail_after(180):
+        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            a, b, c = await _chain(session, expires_at="2020-01-31")
+    purged = _cli(env, "purge", "--expired")
+    assert purged.returncode == 0 and b in purged.stdout, purged.stderr
+    with anyio.fail_after(120):
+        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            assert (await call_ok(session, "memwal_history", memory_id=b))["status"] == "forgotten"
+            await _one_current_fact(session, a, c)
+
+
+async def test_an_undo_that_changes_nothing_says_why_and_exits_non_zero(server_env, tmp_path):
+    env = server_env()
+    with anyio.fail_after(180):
+        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            old = (await call_ok(session, "memwal_remember", text="Lunch is at noon", wait_ms=20000))["memory_id"]
+            new = await call_ok(session, "memwal_remember", text="Lunch is at one", supersedes=[old], wait_ms=20000)
+            await call_ok(session, "memwal_forget", memory_id=old)
+    undone = _cli(env, "undo", new["memory_id"])
+    assert undone.returncode != 0 and undone.stdout == ""
+    assert undone.stderr == (
+        f"memwal-mcp: error: nothing to undo for {new['memory_id']}: its last change superseded {old},"
+        f" and since then {old} was forgotten; nothing was changed\n"
+    )
+
+
+BASE = "The staging API timeout is 30 s"
+CORRECTION = "The staging API timeout is 30 s for uploads too"
+MERGED = "The staging API timeout is 30 s, for uploads too"
+
+
+async def test_undoing_a_merge_into_an_expired_fact_leaves_it_expired(server_env, tmp_path):
+    def script(request: dict[str, Any]) -> Reply:
+        return Reply(f"UPDATE C1\n---\n{MERGED}")
+
+    with ScriptedLLM(script) as llm:
+        env = server_env(MEMWAL_LLM__BASE_URL=llm.base_url, MEMWAL_LLM__MODEL="scripted", MEMWAL_LLM__TIMEOUT_S="5")
+        with anyio.fail_after(240):
+            async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+                old = await call_ok(session, "memwal_remember", text=BASE, expires_at="2020-01-31", wait_ms=20000)
+                merged = await call_ok(session, "memwal_remember", text=CORRECTION, wait_ms=20000)
+                assert (merged["decision"], merged["memory_id"]) == ("updated", old["memory_id"]), merged
+                # Said again without an end, the merged fact is current.
+                found = await call_ok(session, "memwal_recall", query="staging API timeout", limit=10)
+                assert [(hit["id"], hit["expired"]) for hit in found["hits"]] == [(old["memory_id"], False)]
+        undone = _cli(env, "undo", old["memory_id"])
+        assert undone.returncode == 0, undone.stderr
+        with anyio.fail_after(120):
+            async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+                history = await call_ok(session, "memwal_history", memory_id=old["memory_id"])
+                assert history["body"] == BASE
+                found = await call_ok(session, "memwal_recall", query="staging API timeout", limit=10)
+                assert old["memory_id"] not in [hit["id"] for hit in found["hits"]]  # expired again
+                shown = await call_ok(
+                    session, "memwal_recall", query="staging API timeout", limit=10, include_expired=True
+                )
+                hits = {hit["id"]: hit for hit in shown["hits"]}
+                assert hits[old["memory_id"]]["expired"] is True
+                assert hits[old["memory_id"]]["expires_at"] == old["expires_at"]
