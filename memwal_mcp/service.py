@@ -458,6 +458,16 @@ class MemoryService:
             )
         return await self._store.read(_history, owner, mid)
 
+    async def job(self, owner: str, job_id: object) -> tuple[Job, tuple[Job, ...]]:
+        """A remember job of the owner's, and, when it is an analyze request (which keeps the source
+        text), the fact jobs extracted from it: the dashboard's job page. Another owner's job is
+        the NotFound memwal_remember_status answers."""
+        if not isinstance(job_id, str) or not job_id.startswith("j_"):
+            raise InvalidInput(f"job_id must be a job id such as 'j_0123456789abcdef', got {validation.show(job_id)}")
+        (found,) = await self.status(owner, [job_id])
+        facts = await self._store.read(lambda reader: reader.extracted_from(owner, found.id))
+        return found, tuple(facts)
+
     # --- forget, undo, list ------------------------------------------------------
 
     async def forget(self, owner: str, memory_id: object, retired_too: bool = False) -> ForgetOutcome:
