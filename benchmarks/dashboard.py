@@ -1,7 +1,7 @@
-"""Dashboard page loads at 10k memories: how long each page takes the server to answer.
+"""Dashboard page loads at 10k (and 100k) memories: how long each page takes the server to answer.
 
-    python -m benchmarks.dashboard                       # 10k memories in a temp database
-    python -m benchmarks.dashboard --db /tmp/dash.db     # filled once, reused by later runs
+    python -m benchmarks.dashboard                              # 10k memories in a temp database
+    python -m benchmarks.dashboard --sizes 10000,100000 --dir /tmp/dash   # a database per size, filled once, reused
 
 The facts are the speed benchmark's (speed_data), queued through the store's insert_job and
 curated by the worker's own write path in bulk (speed_fill, `--fill direct`). The pages are
@@ -9,7 +9,8 @@ requested in process through the dashboard's ASGI app, as a browser signed in as
 request them (no tokens: the configured owner), so a figure is the server's whole answer (service
 call, template, response) without the network or the browser's painting. Each page is loaded
 `--rounds` times after one warm-up (the first search loads the model and the lane's vectors).
-Figures to stdout; the target is 200 ms a page.
+Figures to stdout, a table per size; the target is 200 ms a page (at 10k). Activity is the page
+that grows with the journal (its figures count every job of the owner), hence the 100k size.
 """
 
 from __future__ import annotations
@@ -70,7 +71,13 @@ async def _time(client: httpx.AsyncClient, path: str, rounds: int) -> tuple[list
     return took, len(response.content)
 
 
-async def run(db: Path, size: int, rounds: int) -> int:
+async def run(folder: Path, sizes: Sequence[int], rounds: int) -> int:
+    for size in sizes:
+        await _run(folder / f"dashboard-{size}.db", size, rounds)
+    return 0
+
+
+async def _run(db: Path, size: int, rounds: int) -> None:
     settings = load_settings(db_path=db, owner=OWNER, log_level="WARNING")
     service = MemoryService(settings)
     async with service.running(worker=False):
@@ -109,20 +116,38 @@ async def run(db: Path, size: int, rounds: int) -> int:
         print(f"{name:32} {p50:8.1f} {worst:8.1f} {size_bytes:8d}")
     slow = [name for name, p50, _, _ in rows if p50 > TARGET_MS]
     print(f"target {TARGET_MS:.0f} ms a page (p50): {'met' if not slow else 'missed by ' + ', '.join(slow)}")
-    return 0
+    print()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.dashboard", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", type=int, default=10_000, help="memories (default 10000)")
+    parser.add_argument(
+        "--sizes", type=_sizes, default=[10_000], help="memories, comma-separated (default 10000; e.g. 10000,100000)"
+    )
     parser.add_argument("--rounds", type=int, default=20, help="timed loads per page (default 20)")
-    parser.add_argument("--db", type=Path, help="database to fill (once) and reuse; default a temp file")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        help="folder of the databases (dashboard-SIZE.db), filled once and reused; default a temp one",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s %(message)s")
-    if args.db is not None:
-        return asyncio.run(run(args.db, args.size, args.rounds))
+    logging.getLogger("memwal_mcp.curation").setLevel(logging.WARNING)  # a line per memory filled otherwise
+    if args.dir is not None:
+        args.dir.mkdir(parents=True, exist_ok=True)
+        return asyncio.run(run(args.dir, args.sizes, args.rounds))
     with tempfile.TemporaryDirectory() as tmp:
-        return asyncio.run(run(Path(tmp) / "dashboard.db", args.size, args.rounds))
+        return asyncio.run(run(Path(tmp), args.sizes, args.rounds))
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--sizes must be whole numbers separated by commas, got {text!r}") from None
+    if not sizes or sizes[0] < 250:
+        raise argparse.ArgumentTypeError("--sizes: each size must be at least 250 (the tenth page of 25 is timed)")
+    return sizes
 
 
 if __name__ == "__main__":

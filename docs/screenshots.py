@@ -31,6 +31,8 @@ FACTS = [
 ORIGINAL = "Staging API lives at https://staging.example.com/api on version 2.4.1"
 PROPOSAL = "Staging API is at https://staging.example.com/api, now version 2.5.0"
 MERGED = "Staging API lives at https://staging.example.com/api, version 2.5.0 (previously 2.4.1)."
+CHAT = "User: We're moving the standup to 09:30 from Monday.\nBot: Got it.\nUser: And Ana now leads the infra team."
+EXTRACTED = ["The standup moves to 09:30 from Monday", "Ana leads the infra team"]
 
 
 async def main() -> int:
@@ -44,6 +46,11 @@ async def main() -> int:
         dashboard.plan.merge(PROPOSAL, MERGED)
         merged = alice.remember(ORIGINAL, "work")
         assert alice.remember(PROPOSAL, "work") == merged
+        moved = alice.remember("The office is at Trubarjeva 12", "work")
+        alice.remember("The office is at Slovenska 5 now", "work", supersedes=[moved])
+        alice.remember("The spring sale ended", "default", expires_at="2026-03-31")
+        dashboard.plan.extract(CHAT, EXTRACTED)
+        request = alice.call("memwal_analyze", {"text": CHAT, "namespace": "work", "wait_ms": 30000})["request_id"]
         async with async_playwright() as playwright:
             browser = await launch(playwright)
             context = await browser.new_context(viewport={"width": 1100, "height": 760}, device_scale_factor=1)
@@ -54,9 +61,10 @@ async def main() -> int:
             page = await sign_in(context, dashboard, "alice")
             shots = [
                 ("search", "/search?q=coffee"),
-                ("browse", "/memories"),
+                ("browse", "/memories?expired=show&superseded=show"),
                 ("memory", f"/memories/{merged}"),
                 ("forget", f"/memories/{merged}/forget"),
+                ("job", f"/jobs/{request}"),
                 ("activity", "/activity"),
             ]
             for name, path in shots:

@@ -176,6 +176,12 @@ class AuthSettings(BaseModel):
         le=10_000,
         description="Open MCP sessions per token (per server without tokens); one more ends the least recently used.",
     )
+    signin_per_minute: int = Field(
+        10, ge=1, le=100_000, description="Dashboard sign-in attempts per minute from one client address."
+    )
+    signin_per_minute_total: int = Field(
+        100, ge=1, le=1_000_000, description="Dashboard sign-in attempts per minute from all addresses together."
+    )
 
 
 class ServerSettings(BaseModel):

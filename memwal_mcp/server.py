@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, Literal, cast
 
 import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -508,10 +508,16 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         namespace: Annotated[str | None, Field(description="Namespace to list; '*' for all of yours")] = "*",
         cursor: Annotated[str | None, Field(description="next_cursor from the previous page")] = None,
         limit: Annotated[int | None, Field(description="Memories per page, 1-100")] = 20,
-        include_expired: Annotated[bool | None, Field(description="Also list memories past their expires_at")] = False,
-        include_superseded: Annotated[
-            bool | None, Field(description="Also list memories another fact superseded")
+        include_expired: Annotated[
+            bool | Literal["only"] | None,
+            Field(description='Also list memories past their expires_at; "only" for only those'),
         ] = False,
+        include_superseded: Annotated[
+            bool | Literal["only"] | None,
+            Field(description='Also list memories another fact superseded; "only" for only those'),
+        ] = False,
+        since: Annotated[str | None, Field(description="Only facts from this ISO-8601 date or time on")] = None,
+        until: Annotated[str | None, Field(description="Only facts up to this ISO-8601 date or time")] = None,
     ) -> Annotated[CallToolResult, ListOut]:
         """List what is remembered, newest first, a page at a time. Use for questions like
         "what do you remember about me?". Expired and superseded memories are left out unless
@@ -523,9 +529,10 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
                     namespace,
                     cursor,
                     limit,
-                    None,
+                    since,
                     include_expired,
                     include_superseded,
+                    until,
                 )
             )
         )

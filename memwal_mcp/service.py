@@ -468,6 +468,16 @@ class MemoryService:
             )
         return await self._store.read(_history, owner, mid)
 
+    async def job(self, owner: str, job_id: object) -> tuple[Job, tuple[Job, ...]]:
+        """A remember job of the owner's, and, when it is an analyze request (which keeps the source
+        text), the fact jobs extracted from it: the dashboard's job page. Another owner's job is
+        the NotFound memwal_remember_status answers."""
+        if not isinstance(job_id, str) or not job_id.startswith("j_"):
+            raise InvalidInput(f"job_id must be a job id such as 'j_0123456789abcdef', got {validation.show(job_id)}")
+        (found,) = await self.status(owner, [job_id])
+        facts = await self._store.read(lambda reader: reader.extracted_from(owner, found.id))
+        return found, tuple(facts)
+
     # --- forget, undo, list ------------------------------------------------------
 
     async def forget(self, owner: str, memory_id: object, retired_too: bool = False) -> ForgetOutcome:
@@ -537,16 +547,31 @@ class MemoryService:
         since: object = None,
         include_expired: object = False,
         include_superseded: object = False,
+        until: object = None,
     ) -> MemoryPage:
+        """memwal_list, and the dashboard's Browse: the same options, walls and errors. Expired and
+        superseded memories are left out, listed too (`True`) or the only ones listed ("only")."""
         scope = validation.namespace_scope(namespace if namespace is not None else "*")
         count = validation.limit(limit, 20)
         position = validation.cursor(cursor)
-        start = validation.instant(since, "since")
-        live_at = None if validation.flag(include_expired, "include_expired") else time.time()
-        superseded = validation.flag(include_superseded, "include_superseded")
+        start, end = validation.period(since, until)
+        expired = validation.shown(include_expired, "include_expired")
+        superseded = validation.shown(include_superseded, "include_superseded")
+        now = time.time()
         where = None if scope == "*" else scope
         rows = await self._store.read(
-            lambda reader: reader.list_memories(owner, where, position, start, count + 1, live_at, superseded)
+            lambda reader: reader.list_memories(
+                owner,
+                where,
+                position,
+                start,
+                count + 1,
+                now if expired == "hide" else None,
+                superseded != "hide",
+                end,
+                now if expired == "only" else None,
+                superseded == "only",
+            )
         )
         items = [
             MemoryItem(
@@ -718,14 +743,11 @@ def _activity(reader: StoreReader, owner: str, days: int, now: float) -> Activit
     per_day = [0] * days
     queue: Counter[str] = Counter()
     decisions: Counter[str] = Counter()
-    for job in reader.iter_jobs(owner):  # one pass over the journal: no per-owner aggregate in the store yet
-        queue[job.status] += 1
-        if job.decision is not None:
-            decisions[job.decision] += 1
-        since_first = job.created_at - first
-        if since_first >= 0:
-            day = int(since_first // 86400)  # a UTC day is 86,400 s of epoch time
-            if day < days:
-                per_day[day] += 1
+    for group in reader.journal_counts(owner, first):  # a UTC day is 86,400 s of epoch time
+        queue[group.status] += group.count
+        if group.decision is not None:
+            decisions[group.decision] += group.count
+        if group.day is not None and group.day < days:
+            per_day[group.day] += group.count
     labels = [(first_day + timedelta(days=n)).isoformat() for n in range(days)]
     return Activity(dict(queue), list(zip(labels, per_day)), dict(decisions))

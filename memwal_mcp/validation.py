@@ -363,6 +363,18 @@ def flag(value: object, name: str) -> bool:
     return value
 
 
+def shown(value: object, name: str) -> str:
+    """include_expired / include_superseded of a list: false (left out, the default), true (listed
+    too, marked) or "only" (only those): "hide", "show" or "only"."""
+    if value is None or value is False:
+        return "hide"
+    if value is True:
+        return "show"
+    if value == "only":
+        return "only"
+    raise InvalidInput(f'{name} must be true, false or "only", got {show(value)}')
+
+
 def make_cursor(created_at: float, memory_id: str) -> str:
     """An opaque paging position: a time and a random memory id, so it reveals no counts."""
     import base64

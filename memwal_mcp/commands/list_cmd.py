@@ -14,6 +14,7 @@ WORKER = False
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--namespace", default="*", help="one namespace, or '*' (default) for all")
     parser.add_argument("--since", default=None, help="only memories from this ISO-8601 date or time on")
+    parser.add_argument("--until", default=None, help="only memories up to this ISO-8601 date or time")
     parser.add_argument("--limit", type=int, default=20)
     parser.add_argument("--cursor", default=None, help="continue from a previous page")
     parser.add_argument("--include-expired", action="store_true", help="also memories past their expiry (marked)")
@@ -32,6 +33,7 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
         args.since,
         args.include_expired,
         args.include_superseded,
+        args.until,
     )
     out = ListOut.of(page)
     emit(args, out.model_dump(), list_text(out))

@@ -95,7 +95,13 @@ async def serve(settings: Settings) -> None:
             )
         from ..dashboard import build_dashboard
 
-        dashboard = build_dashboard(service, registry, owner=settings.owner, any_host=settings.server.insecure_no_auth)
+        dashboard = build_dashboard(
+            service,
+            registry,
+            owner=settings.owner,
+            any_host=settings.server.insecure_no_auth,
+            grant=service.store.rate_grant,  # sign-in limits shared by the replicas of a shared store
+        )
         await serve_http(
             build_server(service, settings.owner),
             settings,

@@ -67,9 +67,8 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
     async def home(request: object) -> RedirectResponse:
         return RedirectResponse("/ui/", status_code=303)
 
-    app = Starlette(
-        routes=[Route("/", home), Mount("/ui", app=build_dashboard(service, registry, owner=service.settings.owner))]
-    )
+    dashboard = build_dashboard(service, registry, owner=service.settings.owner, grant=service.store.rate_grant)
+    app = Starlette(routes=[Route("/", home), Mount("/ui", app=dashboard)])
     server = uvicorn.Server(uvicorn.Config(app, host=HOST, port=port, log_level="warning", access_log=False))
     url = f"http://{HOST}:{port}/ui/"
 

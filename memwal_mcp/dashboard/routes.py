@@ -13,6 +13,7 @@ token in a URL, and memory text reaches the page only through autoescaped templa
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -27,9 +28,10 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from ..errors import InvalidInput, MemwalError, NotFound
-from ..ratelimit import RateLimiter
+from ..ratelimit import Grant, RateLimiter, SharedRateLimiter
 from ..recall.format import copies_note, folded_note
-from ..schemas import erasure_kept, sources_note
+from ..records import ANALYZED, ForgetOutcome
+from ..schemas import ForgetOut, erasure_kept, sources_note
 from ..service import MemoryService
 from ..tokens import TokenRegistry
 from ..wording import counted
@@ -43,6 +45,8 @@ log = logging.getLogger(__name__)
 
 PAGE_SIZE = 25
 ACTIVITY_DAYS = 30
+# Browse's choices for expired and superseded memories, as memwal_list's include_* options take them.
+SHOWN: dict[str, bool | str] = {"hide": False, "show": True, "only": "only"}
 _STYLE = resources.files("memwal_mcp.dashboard").joinpath("static/style.css").read_bytes()
 
 
@@ -67,14 +71,21 @@ class Dashboard:
         *,
         owner: str,
         any_host: bool = False,
+        grant: Grant | None = None,
     ) -> None:
         """`owner` is whom a server without tokens acts for; `any_host` is the operator's
-        --insecure-no-auth (see access.py)."""
+        --insecure-no-auth (see access.py); `grant` the store's shared rate buckets (PostgreSQL),
+        so that replicas behind one balancer share the sign-in limits."""
         self._service = service
         self._registry = registry
         self._signin = SigninGuard()
         auth = service.settings.auth
         self._access = Access(registry, RateLimiter(auth.rate_per_minute, auth.burst), owner=owner, any_host=any_host)
+        # Each a bucket of a minute's attempts, refilled over the minute: guessing tokens from one
+        # address, or from many, is slowed to that pace.
+        shared = grant or _no_shared_buckets
+        self._signin_per_client = SharedRateLimiter(shared, auth.signin_per_minute, auth.signin_per_minute)
+        self._signin_total = SharedRateLimiter(shared, auth.signin_per_minute_total, auth.signin_per_minute_total)
 
     def app(self) -> Starlette:
         page = self._page
@@ -89,6 +100,9 @@ class Dashboard:
             Route("/memories/{memory_id}/forget", page(self._forget_confirm, scope="write")),
             Route("/memories/{memory_id}/forget", page(self._forget, post=True, scope="write"), methods=["POST"]),
             Route("/memories/{memory_id}/undo", page(self._undo, post=True, scope="write"), methods=["POST"]),
+            Route("/jobs/{job_id}", page(self._job)),
+            Route("/jobs/{job_id}/forget", page(self._job_forget_confirm, scope="write")),
+            Route("/jobs/{job_id}/forget", page(self._job_forget, post=True, scope="write"), methods=["POST"]),
             Route("/activity", page(self._activity)),
             Route("/static/style.css", self._style),
         ]
@@ -182,6 +196,9 @@ class Dashboard:
         return response
 
     async def _signin_post(self, request: Request) -> Response:
+        refused = await self._signin_refused(request)
+        if refused is not None:
+            return with_headers(refused)
         try:
             form = await read_form(request)
         except Refused as exc:
@@ -209,6 +226,23 @@ class Dashboard:
         set_cookie(response, COOKIE, session.id, path=base(request), secure=secure, max_age=24 * 3600)
         clear_cookie(response, SIGNIN_COOKIE, path=base(request), secure=secure)
         return with_headers(response)
+
+    async def _signin_refused(self, request: Request) -> Response | None:
+        """A 429 sign-in page when this client address, or every address together, has tried too
+        often in the last minute ([auth] signin_per_minute, signin_per_minute_total); else None."""
+        client = request.client.host if request.client is not None else "unknown"
+        for limiter, key, who in (
+            (self._signin_per_client, f"signin:{client}", "from this address"),
+            (self._signin_total, "signin:*", "on this server"),
+        ):
+            wait = await limiter.take(key)
+            if wait > 0:
+                seconds = max(1, math.ceil(wait))
+                message = f"Too many sign-in attempts {who}: retry after {seconds} s."
+                response = self._signin_page(request, 429, message)
+                response.headers["Retry-After"] = str(seconds)
+                return response
+        return None
 
     async def _signout(self, request: Request, session: Session, form: Form) -> Response:
         self._access.sessions.close(session.id)
@@ -264,18 +298,28 @@ class Dashboard:
 
     async def _browse(self, request: Request, session: Session, form: Form) -> Response:
         args = request.query_params
-        namespace = args.get("namespace", "") or "*"
-        since = args.get("since", "")
+        names = ("namespace", "since", "until", "expired", "superseded", "limit")
+        values = {name: args.get(name, "").strip() for name in names}
+        values["namespace"] = values["namespace"] or "*"
         cursor = args.get("cursor") or None
-        limit = _number(args["limit"], "limit", int) if args.get("limit") else PAGE_SIZE
         namespaces = await self._service.namespaces(session.owner)
         error = None
         page = None
         try:
-            page = await self._service.list(session.owner, namespace, cursor, limit, since or None)
+            shown = {name: _choice(values[name] or "hide", name) for name in ("expired", "superseded")}
+            page = await self._service.list(
+                session.owner,
+                values["namespace"],
+                cursor,
+                _number(values["limit"], "limit", int) if values["limit"] else PAGE_SIZE,
+                values["since"] or None,
+                shown["expired"],
+                shown["superseded"],
+                values["until"] or None,
+            )
         except InvalidInput as exc:
             error = str(exc)
-        kept = {k: v for k, v in (("namespace", namespace), ("since", since), ("limit", args.get("limit", ""))) if v}
+        kept = {k: v for k, v in values.items() if v and not (k in ("expired", "superseded") and v == "hide")}
         next_url = None
         if page is not None and page.next_cursor is not None:
             next_url = f"{base(request)}/memories?{urlencode({**kept, 'cursor': page.next_cursor})}"
@@ -286,12 +330,13 @@ class Dashboard:
             "browse.html",
             status=400 if error else 200,
             nav="browse",
-            values={"namespace": namespace, "since": since},
+            values=values,
             namespaces=namespaces,
             page=page,
             next_url=next_url,
             first_url=first_url,
             error=error,
+            now=time.time(),
         )
 
     async def _memory(self, request: Request, session: Session, form: Form) -> Response:
@@ -337,10 +382,14 @@ class Dashboard:
                     f"Live again, as it had superseded them: {', '.join(done.restored)} (forget them too if they"
                     " should go)."
                 )
-            if not done.wal_cleared:
-                kept = erasure_kept(self._service.erasure_kept)
-                session.flash.append(f"Not yet from every file: {kept}; memwal-mcp does that as soon as it can.")
+            self._flash_kept(session, done)
         return RedirectResponse(f"{base(request)}/memories", status_code=303)
+
+    def _flash_kept(self, session: Session, done: ForgetOutcome) -> None:
+        """A forget whose copies a reader's snapshot still holds must say so, on every forget page."""
+        if not done.wal_cleared:
+            kept = erasure_kept(self._service.erasure_kept)
+            session.flash.append(f"Not yet from every file: {kept}; memwal-mcp does that as soon as it can.")
 
     async def _undo(self, request: Request, session: Session, form: Form) -> Response:
         memory_id = request.path_params["memory_id"]
@@ -350,6 +399,39 @@ class Dashboard:
             line += f" Live again on their own: {', '.join(done.restored)}."
         session.flash.append(line)
         return RedirectResponse(f"{base(request)}/memories/{done.memory_id}", status_code=303)
+
+    async def _job(self, request: Request, session: Session, form: Form) -> Response:
+        job, facts = await self._service.job(session.owner, request.path_params["job_id"])
+        if job.decision == "forgotten":
+            raise Refused(410, f"{job.id} was forgotten: its text is erased.")
+        return self._html(
+            request, session, "job.html", nav="browse", job=job, facts=facts, request_kind=job.decision == ANALYZED
+        )
+
+    async def _job_forget_confirm(self, request: Request, session: Session, form: Form) -> Response:
+        job, facts = await self._service.job(session.owner, request.path_params["job_id"])
+        if job.decision == "forgotten":
+            raise Refused(410, f"{job.id} was forgotten already: its text is erased.")
+        if job.decision != ANALYZED and job.status != "queued":
+            memory = f"memory {job.memory_id}" if job.memory_id else "the memory it became"
+            raise Refused(409, f"{job.id} was curated: forget {memory} instead, on its page.")
+        kept = [fact for fact in facts if fact.decision != "forgotten"]
+        return self._html(
+            request,
+            session,
+            "job_forget.html",
+            nav="browse",
+            job=job,
+            kept=kept,
+            request_kind=job.decision == ANALYZED,
+        )
+
+    async def _job_forget(self, request: Request, session: Session, form: Form) -> Response:
+        done = await self._service.forget(session.owner, request.path_params["job_id"])
+        line = ForgetOut.of(done).summary()
+        session.flash.append(line[:1].upper() + line[1:] + ".")
+        self._flash_kept(session, done)
+        return RedirectResponse(f"{base(request)}/memories", status_code=303)
 
     async def _activity(self, request: Request, session: Session, form: Form) -> Response:
         activity = await self._service.activity(session.owner, ACTIVITY_DAYS)
@@ -371,6 +453,18 @@ class Dashboard:
         )
 
 
+def _choice(value: str, name: str) -> bool | str:
+    """Browse's hide / show / only, as the service's include_expired / include_superseded."""
+    if value not in SHOWN:
+        raise InvalidInput(f"{name} must be hide, show or only, got {value!r}")
+    return SHOWN[value]
+
+
+async def _no_shared_buckets(key: str, want: int, rate: float, burst: float, now: float) -> tuple[int, float] | None:
+    """A store that keeps no shared buckets: each process counts its own (see SharedRateLimiter)."""
+    return None
+
+
 def _number(value: str, name: str, kind: type[int] | type[float]) -> Any:
     """A number typed into a form; the service then checks its range with the tools' own words."""
     if not value:
@@ -383,7 +477,12 @@ def _number(value: str, name: str, kind: type[int] | type[float]) -> Any:
 
 
 def build_dashboard(
-    service: MemoryService, registry: TokenRegistry, *, owner: str, any_host: bool = False
+    service: MemoryService,
+    registry: TokenRegistry,
+    *,
+    owner: str,
+    any_host: bool = False,
+    grant: Grant | None = None,
 ) -> Starlette:
     """The dashboard as an ASGI app, to mount at /ui (see Dashboard)."""
-    return Dashboard(service, registry, owner=owner, any_host=any_host).app()
+    return Dashboard(service, registry, owner=owner, any_host=any_host, grant=grant).app()

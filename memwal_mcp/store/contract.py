@@ -36,6 +36,7 @@ from .records import (
     ImportOutcome,
     ImportRow,
     JobRequest,
+    JournalCount,
     KeyCopies,
     Kind,
     Lane,
@@ -184,10 +185,16 @@ class StoreReader(Protocol):
         limit: int,
         live_at: float | None = None,
         superseded: bool = False,
+        until: float | None = None,
+        expired_by: float | None = None,
+        superseded_only: bool = False,
     ) -> list[MemoryRow]:
         """The owner's live memories, newest first; with `live_at`, leaving out those whose
         `expires_at` is at or before it; with `superseded`, the superseded memories too (their
-        rows carry `superseded_by`)."""
+        rows carry `superseded_by`); with `since` / `until`, only those whose own instant
+        (occurred_at, else created_at), or a repeat's recorded on them, is in [since, until],
+        as recall's window reads them; with `expired_by`, only those expired by then; with
+        `superseded_only`, only the superseded ones."""
 
     def expired_memories(self, owner: str, now: float, limit: int) -> list[str]:
         """Ids of the owner's live memories whose expires_at is at or before `now`: what purge erases."""
@@ -230,6 +237,11 @@ class StoreReader(Protocol):
         """True while any job up to the mark is still queued in these lanes."""
 
     def queue_counts(self) -> dict[str, int]: ...
+
+    def journal_counts(self, owner: str, first: float) -> list[JournalCount]:
+        """The owner's jobs counted by status, decision and UTC day from `first` on (`day` = whole
+        days since `first`; None for a job filed before it), in one GROUP BY: the dashboard's
+        activity figures, read without the jobs' text."""
 
     def has_due_jobs(self, now: float) -> bool: ...
 

@@ -40,6 +40,16 @@ class MemoryRow:
 
 
 @dataclass(frozen=True, slots=True)
+class JournalCount:
+    """How many of an owner's jobs share a status, a decision and a day (StoreReader.journal_counts)."""
+
+    status: str
+    decision: str | None
+    day: int | None  # days since the window's first instant; None for a job filed before it
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
 class JobRequest:
     """One fact to file as a remember job (StoreWriter.insert_jobs)."""
 

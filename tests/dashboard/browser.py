@@ -9,6 +9,7 @@ create`, facts remembered through the MCP tools over HTTP, and a scripted OpenAI
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import threading
@@ -26,6 +27,8 @@ from tests.scripted_llm import Reply, ScriptedLLM
 
 CHROMIUM = Path("/usr/bin/chromium")
 NO_SANDBOX = hasattr(os, "geteuid") and os.geteuid() == 0  # Chromium refuses to sandbox itself as root
+HOLD_S = 50.0  # the longest a held LLM answer waits; below the server's LLM timeout (LLM_TIMEOUT_S)
+LLM_TIMEOUT_S = "60"
 
 
 async def launch(playwright: Playwright) -> Browser:
@@ -47,19 +50,49 @@ def _proposal(request: dict[str, Any]) -> str:
 
 class MergePlan:
     """The scripted LLM's answers: UPDATE C1 with a merged body for the proposals registered here,
-    CREATE for everything else (so only the facts a test means to merge are merged)."""
+    CREATE for everything else (so only the facts a test means to merge are merged); the facts
+    registered for a text to analyze; and, for a proposal held, no answer until the test lets go
+    (its job stays queued meanwhile)."""
 
     def __init__(self) -> None:
         self._merges: dict[str, str] = {}
+        self._facts: dict[str, list[str]] = {}
+        self._held: dict[str, threading.Event] = {}
         self._lock = threading.Lock()
 
     def merge(self, proposal: str, merged: str) -> None:
         with self._lock:
             self._merges[proposal] = merged
 
-    def __call__(self, request: dict[str, Any]) -> Reply:
+    def extract(self, text: str, facts: list[str]) -> None:
         with self._lock:
-            merged = self._merges.get(_proposal(request))
+            self._facts[text] = facts
+
+    @contextlib.contextmanager
+    def hold(self, proposal: str) -> Iterator[threading.Event]:
+        """The LLM's answer about `proposal` waits until the block ends (at most HOLD_S), or the
+        event it yields is set."""
+        release = threading.Event()
+        with self._lock:
+            self._held[proposal] = release
+        try:
+            yield release
+        finally:
+            release.set()
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        user = request["messages"][-1]["content"]
+        if user.startswith("TEXT:\n<<<\n"):  # memwal_analyze's extraction
+            source = user.split("TEXT:\n<<<\n", 1)[1].split("\n>>>", 1)[0]
+            with self._lock:
+                facts = self._facts.get(source, [])
+            return Reply(json.dumps({"facts": facts}))
+        proposal = _proposal(request)
+        with self._lock:
+            merged = self._merges.get(proposal)
+            held = self._held.get(proposal)
+        if held is not None:
+            held.wait(HOLD_S)
         return Reply(f"UPDATE C1\n---\n{merged}") if merged is not None else Reply("CREATE")
 
 
@@ -124,7 +157,7 @@ class Dashboard:
 
 
 @contextlib.contextmanager
-def running_dashboard(tmp: Path) -> Iterator[Dashboard]:
+def running_dashboard(tmp: Path, **extra_env: str) -> Iterator[Dashboard]:
     plan = MergePlan()
     with ScriptedLLM(plan) as llm:
         env = base_env(
@@ -133,6 +166,8 @@ def running_dashboard(tmp: Path) -> Iterator[Dashboard]:
             MEMWAL_LLM__BASE_URL=llm.base_url,
             MEMWAL_LLM__MODEL="scripted",
             MEMWAL_LLM__API_KEY="test",
+            MEMWAL_LLM__TIMEOUT_S=LLM_TIMEOUT_S,
+            **extra_env,
             # a paraphrase with a new version number nominates its original
             MEMWAL_CURATION__NOMINATOR_THRESHOLD="0.5",
             MEMWAL_LOG_LEVEL="WARNING",

@@ -15,7 +15,7 @@ from playwright.async_api import APIResponse, BrowserContext, Dialog, Page, expe
 from memwal_mcp.tokens import hash_token
 from tests.e2e.http_helpers import cli, make_token
 
-from .browser import Dashboard, sign_in
+from .browser import Dashboard, running_dashboard, sign_in
 
 pytestmark = pytest.mark.slow
 
@@ -354,3 +354,156 @@ async def test_activity_shows_the_queue_and_charts_of_the_owners_own_jobs(
     assert re.fullmatch(rf"{today}: [1-9]\d*", (await charts.first.locator("rect.bar title").last.text_content()) or "")
     await expect(charts.nth(1)).to_contain_text("created")
     await expect(page.get_by_test_id("markers")).to_have_count(0)  # server-wide figures are not a token's to see
+
+
+async def test_browse_filters_by_until_and_shows_expired_and_superseded_marked_or_alone(
+    dashboard: Dashboard, context: BrowserContext
+) -> None:
+    alice = dashboard.mcp["alice"]
+    ns = "browse-marks"
+    early = alice.remember("The canoe club met in 2019", ns, occurred_at="2019-03-01")
+    gone = alice.remember("The canoe sale ended", ns, expires_at="2000-01-01T00:00:00Z")
+    old = alice.remember("The canoe is stored in shed one", ns)
+    new = alice.remember("The canoe is stored in the Qwzxplorf boathouse now", ns, supersedes=[old])
+    page = await sign_in(context, dashboard, "alice")
+    rows = page.get_by_test_id("memory-row")
+
+    await page.goto(f"{dashboard.ui}/memories?namespace={ns}")
+    await expect(rows.locator("a")).to_have_text([new, early])  # newest first; expired and superseded left out
+    await page.fill("#until", "2019-12-31")
+    await page.click("form.filters button[type=submit]")
+    await expect(rows.locator("a")).to_have_text([early])
+
+    await page.fill("#until", "")
+    await page.select_option("#expired", "show")
+    await page.select_option("#superseded", "show")
+    await page.click("form.filters button[type=submit]")
+    await expect(rows).to_have_count(4)
+
+    def row(memory: str):  # the row whose link is that memory (another's mark may name it)
+        return rows.filter(has=page.locator(f"a[href$='/memories/{memory}']"))
+
+    await expect(row(gone).get_by_test_id("expired-mark")).to_contain_text("expired 2000-01-01")
+    await expect(row(old).get_by_test_id("superseded-mark")).to_have_text(f"superseded by {new}")
+    await expect(row(new).get_by_test_id("superseded-mark")).to_have_count(0)
+    await expect(row(new).get_by_test_id("expired-mark")).to_have_count(0)
+
+    await page.select_option("#expired", "hide")
+    await page.select_option("#superseded", "only")
+    await page.click("form.filters button[type=submit]")
+    await expect(rows.locator("a")).to_have_text([old])
+    await page.goto(f"{dashboard.ui}/memories?namespace={ns}&expired=only&limit=1")
+    await expect(rows.locator("a")).to_have_text([gone])
+
+    # Paging keeps the filters.
+    await page.goto(f"{dashboard.ui}/memories?namespace={ns}&expired=show&superseded=show&limit=2")
+    await expect(rows).to_have_count(2)
+    await page.get_by_role("link", name="Older").click()
+    await expect(rows).to_have_count(2)
+    assert "expired=show" in page.url and "superseded=show" in page.url
+    await page.goto(f"{dashboard.ui}/memories?namespace={ns}&expired=maybe")
+    await expect(page.get_by_test_id("error")).to_have_text("expired must be hide, show or only, got 'maybe'")
+
+
+async def test_an_analyze_request_is_seen_from_its_facts_and_forgotten_through_a_confirmation(
+    dashboard: Dashboard, context: BrowserContext
+) -> None:
+    source = "Alice: I moved to Ljubljana last week.\nBot: Noted!\nAlice: <b>My</b> cat is called Mrvica."
+    facts = ["Alice moved to Ljubljana", "Alice's cat is called Mrvica"]
+    dashboard.plan.extract(source, facts)
+    out = dashboard.mcp["alice"].call("memwal_analyze", {"text": source, "namespace": "analyzed", "wait_ms": 30000})
+    request = out["request_id"]
+    memories = [fact["memory_id"] for fact in out["facts"]]
+    assert request and all(memories), out
+    page = await sign_in(context, dashboard, "alice")
+
+    await page.goto(f"{dashboard.ui}/memories/{memories[1]}")
+    await page.get_by_test_id("analyze-request").click()
+    await expect(page).to_have_url(re.compile(f"/ui/jobs/{request}$"))
+    await expect(page.locator("h1")).to_have_text(f"Analyze request {request}")
+    await expect(page.get_by_test_id("job-text")).to_have_text(source)  # as text: no <b> element
+    assert await page.locator("main b").count() == 0
+    await expect(page.get_by_test_id("fact").locator(".text")).to_have_text(facts)
+
+    await page.get_by_test_id("forget").click()
+    await expect(page).to_have_url(re.compile(f"/ui/jobs/{request}/forget$"))
+    await expect(page.get_by_test_id("kept")).to_contain_text(
+        f"The 2 facts extracted from it stay remembered: {memories[0]}, {memories[1]}"
+    )
+    await page.get_by_test_id("confirm-forget").click()
+    await expect(page).to_have_url(re.compile(r"/ui/memories$"))
+    await expect(page.locator(".flash").first).to_have_text(
+        f"Forgot the source text of analyze request {request}; the 2 facts extracted from it stay remembered"
+        f" ({memories[0]}, {memories[1]})."
+    )
+    gone = await page.goto(f"{dashboard.ui}/jobs/{request}")
+    assert gone is not None and gone.status == 410
+    assert "Ljubljana last week" not in await page.content()
+    await _search(page, "cat Mrvica", namespace="analyzed")
+    await expect(_hit(page, "Mrvica")).to_have_count(1)
+
+
+async def test_a_job_page_is_the_owners_alone_and_a_read_only_token_cannot_forget_there(
+    dashboard: Dashboard, context: BrowserContext
+) -> None:
+    bobs = dashboard.mcp["bob"].call("memwal_remember", {"text": "Bob's locker code is 4411", "wait_ms": 30000})
+    page = await sign_in(context, dashboard, "alice_ro")
+    response = await page.goto(f"{dashboard.ui}/jobs/{bobs['job_id']}")
+    assert response is not None and response.status == 404
+    assert "4411" not in await page.content()
+    mine = dashboard.mcp["alice"].call("memwal_remember", {"text": "Alice's locker is number 12", "wait_ms": 30000})
+    await page.goto(f"{dashboard.ui}/jobs/{mine['job_id']}")
+    await expect(page.get_by_test_id("job-memory")).to_have_text(mine["memory_id"])
+    await expect(page.get_by_test_id("forget")).to_have_count(0)
+    refused = await context.request.post(
+        f"{dashboard.ui}/jobs/{mine['job_id']}/forget", form={"csrf": await _csrf(page)}
+    )
+    assert refused.status == 403
+
+
+async def test_a_queued_hit_links_to_its_job_page_where_it_can_be_forgotten(
+    dashboard: Dashboard, context: BrowserContext
+) -> None:
+    alice = dashboard.mcp["alice"]
+    ns = "queued-hit"
+    alice.remember("Alice's dentist is Dr. Kowalczyk on Elm Street", ns)
+    proposal = "Alice's dentist Dr. Kowalczyk moved to Oak Street"
+    page = await sign_in(context, dashboard, "alice")
+    with dashboard.plan.hold(proposal):  # the LLM does not answer: the fact stays queued
+        filed = alice.call("memwal_remember", {"text": proposal, "namespace": ns})
+        await _search(page, "dentist Oak Street", namespace=ns)
+        hit = _hit(page, "Oak Street")
+        await expect(hit.get_by_test_id("pending")).to_have_text("queued, not curated yet")
+        await hit.get_by_test_id("pending-job").click()
+        await expect(page).to_have_url(re.compile(f"/ui/jobs/{filed['job_id']}$"))
+        await expect(page.get_by_test_id("job-status")).to_have_text("queued")
+        await expect(page.get_by_test_id("job-text")).to_have_text(proposal)
+        await page.get_by_test_id("forget").click()
+        await expect(page.get_by_test_id("erase-list")).to_contain_text("this queued fact")
+        await page.get_by_test_id("confirm-forget").click()
+        await expect(page.locator(".flash").first).to_contain_text(
+            f"Forgot queued fact {filed['job_id']} before it was curated"
+        )
+    assert proposal not in alice.recall_texts("dentist Oak Street", ns)
+
+
+async def test_too_many_sign_ins_from_one_address_get_a_one_line_429(
+    tmp_path_factory: pytest.TempPathFactory, context: BrowserContext
+) -> None:
+    with running_dashboard(tmp_path_factory.mktemp("signin"), MEMWAL_AUTH__SIGNIN_PER_MINUTE="2") as limited:
+        page = await context.new_page()
+        statuses = []
+        for _ in range(3):
+            await page.goto(f"{limited.ui}/signin")
+            await page.fill("#token", "mwk_a-guess")
+            async with page.expect_response(re.compile(r"/ui/signin$")) as answer:
+                await page.click("button[type=submit]")
+            statuses.append((await answer.value).status)
+        assert statuses == [401, 401, 429]
+        await expect(page.get_by_test_id("error")).to_have_text(
+            re.compile(r"^Too many sign-in attempts from this address: retry after \d+ s\.$")
+        )
+        # The right token is refused too until the bucket refills: the limit is on attempts.
+        await page.fill("#token", limited.tokens["alice"])
+        await page.click("button[type=submit]")
+        await expect(page.get_by_test_id("error")).to_contain_text("Too many sign-in attempts")

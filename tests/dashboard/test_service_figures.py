@@ -57,3 +57,21 @@ async def test_history_says_how_often_the_fact_was_repeated(service: MemoryServi
 async def test_activity_refuses_a_window_out_of_range(service: MemoryService, days: object) -> None:
     with pytest.raises(InvalidInput, match="days must be an integer from 1 to 366"):
         await service.activity("alice", days)
+
+
+async def test_list_takes_until_and_only_the_expired_or_superseded(service: MemoryService) -> None:
+    old = await _done(service, "alice", "The kayak trip to Lake Bled", "default")
+    await service.remember("alice", "The ferry ran in 2019", occurred_at="2019-06-01", wait_ms=20000)
+    gone = await service.remember("alice", "The flash sale ended", expires_at="2000-01-01", wait_ms=20000)
+    new = await service.remember("alice", "The kayak trip is to Lake Bohinj now", supersedes=[old], wait_ms=20000)
+
+    until = await service.list("alice", until="2019-12-31")
+    assert [m.text for m in until.items] == ["The ferry ran in 2019"]
+    expired = await service.list("alice", include_expired="only")
+    assert [m.id for m in expired.items] == [gone.job.memory_id]
+    superseded = await service.list("alice", include_superseded="only")
+    assert [(m.id, m.superseded_by) for m in superseded.items] == [(old, new.job.memory_id)]
+    with pytest.raises(InvalidInput, match="until '2019-12-31' is before since '2020-01-01'"):
+        await service.list("alice", since="2020-01-01", until="2019-12-31")
+    with pytest.raises(InvalidInput, match="include_expired must be true, false or \"only\", got 'maybe'"):
+        await service.list("alice", include_expired="maybe")

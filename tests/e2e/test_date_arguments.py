@@ -192,3 +192,24 @@ def test_the_cli_until_includes_the_second_it_shows(server_env, tmp_path: Path) 
     found = cli(env, "recall", "kettle vinegar", "--until", shown, "--json", cwd=tmp_path)
     assert found.returncode == 0, found.stderr
     assert [hit["text"] for hit in json.loads(found.stdout)["hits"]] == [kettle], (shown, found.stdout)
+
+
+async def test_list_takes_since_and_until_and_only_the_expired(server_env, tmp_path: Path) -> None:
+    with anyio.fail_after(120):
+        async with mcp_stdio_session(server_env(), tmp_path / "stderr.log") as (session, _):
+            await remember_done(session, DENTIST, occurred_at="2026-06-15")
+            await remember_done(session, "The boiler was serviced", occurred_at="2026-08-01")
+            sale = await remember_done(session, "The garden sale ended", expires_at="2001-01-01")
+
+            async def listed(**arguments: Any) -> list[str]:
+                result = await call(session, "memwal_list", **arguments)
+                assert not result.is_error, tool_text(result)
+                return [m["text"] for m in result.structured_content["memories"]]
+
+            assert await listed(since="2026-06-01", until="2026-06-30") == [DENTIST]
+            assert await listed(until="2026-06-15") == [DENTIST]
+            assert await listed(since="2026-07-01") == ["The boiler was serviced"]
+            result = await call(session, "memwal_list", include_expired="only")
+            assert [m["id"] for m in result.structured_content["memories"]] == [sale["memory_id"]]
+            text = await refused(session, "memwal_list", since="2026-06-30", until="2026-06-01")
+            assert text.startswith("until '2026-06-01' is before since '2026-06-30'"), text

@@ -20,6 +20,7 @@ from ..leases import holder_is_dead
 from ..records import (
     JobRequest,
     JobWithdrawn,
+    JournalCount,
     Lane,
     MemoryState,
     QueuedJob,
@@ -421,6 +422,20 @@ def mark_attempt_failed(conn: Connection, job_id: str, error: str, retry_at: flo
 def queue_counts(conn: Connection) -> dict[str, int]:
     rows = conn.execute("SELECT status, count(*) FROM remember_jobs GROUP BY status").fetchall()
     return {status: int(count) for status, count in rows}
+
+
+def journal_counts(conn: Connection, owner: str, first: float) -> list[JournalCount]:
+    """One GROUP BY over the owner's journal, read from the index of migrations/postgres/005_journal_counts.sql
+    alone (not the rows and their text)."""
+    rows = conn.execute(
+        "SELECT status, decision, CASE WHEN created_at >= %s THEN floor((created_at - %s) / 86400)::bigint END AS day, count(*)"
+        " FROM remember_jobs WHERE owner = %s GROUP BY status, decision, day",
+        (first, first, owner),
+    ).fetchall()
+    return [
+        JournalCount(status, decision, None if day is None else int(day), int(count))
+        for status, decision, day, count in rows
+    ]
 
 
 def jobs_for_memories(conn: Connection, owner: str, memory_ids: Sequence[str]) -> list[Job]:

@@ -24,6 +24,7 @@ from ..records import (
     ImportOutcome,
     ImportRow,
     JobRequest,
+    JournalCount,
     KeyCopies,
     Kind,
     Lane,
@@ -152,8 +153,13 @@ class PostgresReader:
         limit: int,
         live_at: float | None = None,
         superseded: bool = False,
+        until: float | None = None,
+        expired_by: float | None = None,
+        superseded_only: bool = False,
     ) -> list[MemoryRow]:
-        return memories.list_memories(self.conn, owner, namespace, before, since, limit, live_at, superseded)
+        return memories.list_memories(
+            self.conn, owner, namespace, before, since, limit, live_at, superseded, until, expired_by, superseded_only
+        )
 
     def expired_memories(self, owner: str, now: float, limit: int) -> list[str]:
         return memories.expired_memories(self.conn, owner, now, limit)
@@ -203,6 +209,9 @@ class PostgresReader:
 
     def queue_counts(self) -> dict[str, int]:
         return jobs.queue_counts(self.conn)
+
+    def journal_counts(self, owner: str, first: float) -> list[JournalCount]:
+        return jobs.journal_counts(self.conn, owner, first)
 
     def has_due_jobs(self, now: float) -> bool:
         return jobs.has_due_jobs(self.conn, now)

@@ -11,6 +11,7 @@ from ..leases import holder_is_dead
 from ..records import (
     JobRequest,
     JobWithdrawn,
+    JournalCount,
     Lane,
     MemoryState,
     QueuedJob,
@@ -424,6 +425,20 @@ def mark_attempt_failed(conn: sqlite3.Connection, job_id: str, error: str, retry
 def queue_counts(conn: sqlite3.Connection) -> dict[str, int]:
     rows = conn.execute("SELECT status, COUNT(*) FROM remember_jobs GROUP BY status").fetchall()
     return {status: count for status, count in rows}
+
+
+def journal_counts(conn: sqlite3.Connection, owner: str, first: float) -> list[JournalCount]:
+    """One GROUP BY over the owner's journal, read from the index of migrations/sqlite/014_journal_counts.sql
+    alone (not the rows and their text)."""
+    rows = conn.execute(
+        "SELECT status, decision, CASE WHEN created_at >= ? THEN CAST((created_at - ?) / 86400 AS INTEGER) END AS day, count(*)"
+        " FROM remember_jobs WHERE owner = ? GROUP BY status, decision, day",
+        (first, first, owner),
+    ).fetchall()
+    return [
+        JournalCount(status, decision, None if day is None else int(day), int(count))
+        for status, decision, day, count in rows
+    ]
 
 
 def jobs_for_memories(conn: sqlite3.Connection, owner: str, memory_ids: Sequence[str]) -> list[Job]:

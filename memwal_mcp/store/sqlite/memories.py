@@ -9,6 +9,7 @@ Changes of a memory's body after it was made (merges, retire, undo) are in revis
 
 from __future__ import annotations
 
+import math
 import secrets
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -212,7 +213,8 @@ def lane_totals(conn: sqlite3.Connection, lanes: Sequence[int]) -> dict[int, tup
 
 
 # The memories a read with include_superseded sees: the live ones and those another fact replaced.
-_SHOWN_WITH_SUPERSEDED = "(status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL))"
+_SUPERSEDED = "(status = 'retired' AND superseded_by IS NOT NULL)"
+_SHOWN_WITH_SUPERSEDED = f"(status = 'live' OR {_SUPERSEDED})"
 
 
 def _in_window(column: str) -> str:
@@ -372,31 +374,44 @@ def list_memories(
     limit: int,
     live_at: float | None = None,
     superseded: bool = False,
+    until: float | None = None,
+    expired_by: float | None = None,
+    superseded_only: bool = False,
 ) -> list[MemoryRow]:
     """The owner's live memories, newest first, after the (created_at, id) position `before`;
     with `live_at`, not those expired by then; with `superseded`, the superseded ones too (and
-    those a queued job is superseding, which are hidden otherwise)."""
+    those a queued job is superseding, which are hidden otherwise); with `since` / `until`, those
+    that, or a repeat recorded on them, happened inside [since, until]; with `expired_by`, only
+    those expired by then; with `superseded_only`, only the superseded ones (and those being)."""
     shown = _shown(conn)
-    clauses: list[str] = [
-        "owner = ?",
-        _SHOWN_WITH_SUPERSEDED if superseded else shown.current,
-    ]
+    if superseded_only:
+        being = " OR (status = 'live' AND ps.job_id IS NOT NULL)" if shown.join else ""
+        which = f"({_SUPERSEDED}{being})"
+    else:
+        which = _SHOWN_WITH_SUPERSEDED if superseded else shown.current
+    clauses: list[str] = ["owner = ?", which]
     params: list[object] = [owner]
     if live_at is not None:
         clauses.append("(expires_at IS NULL OR expires_at > ?)")
         params.append(live_at)
+    if expired_by is not None:
+        clauses.append("expires_at <= ?")
+        params.append(expired_by)
     if namespace is not None:
         clauses.append("namespace = ?")
         params.append(namespace)
     if before is not None:
         clauses.append("(created_at < ? OR (created_at = ? AND id < ?))")
         params += [before[0], before[0], before[1]]
-    if since is not None:  # it, or a repeat recorded on it, happened then or later
+    if since is not None or until is not None:  # it, or a repeat recorded on it, happened in the window
+        low = -math.inf if since is None else since
+        high = math.inf if until is None else until
         clauses.append(
-            "(COALESCE(occurred_at, created_at) >= ? OR EXISTS (SELECT 1 FROM remember_jobs j"
-            " WHERE j.memory_id = memories.id AND j.decision IN (?, ?) AND COALESCE(j.occurred_at, j.created_at) >= ?))"
+            "(COALESCE(occurred_at, created_at) BETWEEN ? AND ? OR EXISTS (SELECT 1 FROM remember_jobs j"
+            " WHERE j.memory_id = memories.id AND j.decision IN (?, ?)"
+            " AND COALESCE(j.occurred_at, j.created_at) BETWEEN ? AND ?))"
         )
-        params += [since, EXACT_REPEAT, FOLDED_BY_LLM, since]
+        params += [low, high, EXACT_REPEAT, FOLDED_BY_LLM, low, high]
     rows = conn.execute(
         f"{with_ctes(shown)}SELECT {shown.columns} FROM memories{shown.join} WHERE {' AND '.join(clauses)}"
         " ORDER BY created_at DESC, id DESC LIMIT ?",
