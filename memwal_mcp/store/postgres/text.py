@@ -5,9 +5,16 @@ in other namespaces: the document count and total tokens are `lanes.live_count` 
 `lanes.live_tokens`, how many memories hold a word is `lane_terms.docs` (both kept by
 triggers, migration 001), and a phrase's document count (a query term that tokenizes to
 several tokens, like `foo_bar`) is counted by matching it in the lane. The GIN index on
-`memories.tsv` finds the memories holding any query word; their positions of those words come
-back with them and the score is computed here, term for term as fts5_aux.c does, so phrases
-and repeated terms count as they do there.
+`memories.tsv` finds the memories holding any query word, and the score is computed term for
+term as fts5_aux.c does, so phrases and repeated terms count as they do there.
+
+A search ranks in SQL and scores in Python. The server computes every match's BM25 from how often
+it holds each query word (the same float8 operations, in the same order, on the same constants as
+words.bm25: the same value) and returns only the best `limit + 1` of each lane, with those counts;
+Python scores these from the counts and picks the top. A phrase of several words (`foo_bar`) needs
+its words' positions: the server then ranks by a bound (the phrase counted as often as its rarest
+word in the memory), and the rows it returns are scored exactly from their positions; when a row
+just past them could still beat the last one kept, more rows are fetched.
 """
 
 from __future__ import annotations
@@ -105,6 +112,97 @@ def _score_lane(
     return out
 
 
+def _ranked_sql(phrase_list: Sequence[Sequence[str]], lexemes: Sequence[str]) -> str:
+    """The lane's matches by BM25 (a bound for phrases of several words), best first, with how
+    often each memory holds each query word. Every operation is words.bm25's, in its order."""
+    counts = ", ".join(
+        f"coalesce(sum(array_length(u.positions, 1)) FILTER (WHERE u.lexeme = %(x{j})s), 0)::float8 AS f{j}"
+        for j in range(len(lexemes))
+    )
+    column = {lexeme: f"c.f{j}" for j, lexeme in enumerate(lexemes)}
+    score = "0.0::float8"
+    for p, phrase in enumerate(phrase_list):
+        if not phrase:
+            continue
+        f = column[phrase[0]] if len(phrase) == 1 else f"least({', '.join(column[t] for t in phrase)})"
+        score += f" + %(w{p})s * ({f} * %(k1p1)s) / ({f} + %(k1)s * (%(omb)s + %(b)s * m.doc_len::float8 / %(avg)s))"
+    picked = ", ".join(f"c.f{j}" for j in range(len(lexemes)))
+    return (
+        f"SELECT m.pk, m.doc_len, {picked} FROM memories m CROSS JOIN LATERAL (SELECT {counts}"
+        " FROM unnest(m.tsv) u WHERE u.lexeme = ANY(%(lexemes)s)) c"
+        " WHERE m.lane_id = %(lane)s AND m.status = 'live' AND m.tsv @@ %(query)s::tsquery"
+        f" ORDER BY {score} DESC, m.pk LIMIT %(limit)s"
+    )
+
+
+def _best_of_lane(
+    conn: Connection, lane: int, stats: _LaneStats, phrase_list: Sequence[Sequence[str]], limit: int
+) -> tuple[dict[int, float], bool]:
+    """The lane's `limit` strongest matches (pk -> strength; ties by pk), and True when it has
+    no more than those."""
+    query = words.any_query(phrase_list)
+    if query is None or stats.rows <= 0 or limit <= 0:
+        return {}, True
+    average = stats.tokens / stats.rows
+    if average <= 0:
+        return {}, True
+    idfs = [words.idf(stats.rows, hits) for hits in _documents_with(conn, lane, phrase_list)]
+    lexemes = sorted({token for phrase in phrase_list for token in phrase})
+    params: dict[str, object] = {
+        "lane": lane,
+        "query": query,
+        "lexemes": lexemes,
+        "k1p1": words.K1 + 1.0,
+        "k1": words.K1,
+        "omb": 1 - words.B,
+        "b": words.B,
+        "avg": average,
+        **{f"x{j}": lexeme for j, lexeme in enumerate(lexemes)},
+        **{f"w{p}": weight for p, weight in enumerate(idfs)},
+    }
+    sql = _ranked_sql(phrase_list, lexemes)
+    exact = all(len(phrase) <= 1 for phrase in phrase_list)
+    want = limit + 1
+    while True:
+        rows = conn.execute(sql, {**params, "limit": want}).fetchall()
+        if exact:  # the counts are the frequencies: score them as the server ranked them
+            where = lexemes
+            scored = {
+                int(pk): words.bm25(
+                    idfs, [int(row[where.index(p[0])]) if p else 0 for p in phrase_list], float(length), average
+                )
+                for pk, length, *row in rows
+            }
+            return _top(scored, limit), len(rows) <= limit
+        bounds = {
+            int(pk): words.bm25(
+                idfs,
+                [min(int(row[lexemes.index(t)]) for t in p) if p else 0 for p in phrase_list],
+                float(length),
+                average,
+            )
+            for pk, length, *row in rows
+        }
+        matched = _matches(conn, lane, phrase_list, list(bounds))
+        scored = {}
+        for pk, (length, positions) in matched.items():
+            freqs = [words.frequency(phrase, positions) for phrase in phrase_list]
+            if any(freqs):
+                scored[pk] = words.bm25(idfs, freqs, float(length), average)
+        best = _top(scored, limit)
+        if len(rows) < want:  # every match was fetched
+            return best, len(scored) <= limit
+        # A match not fetched scores at most the last bound fetched: it cannot beat a kept
+        # strength above that.
+        if len(best) == limit and min(best.values()) > min(bounds.values()):
+            return best, False
+        want *= 4
+
+
+def _top(scored: dict[int, float], limit: int) -> dict[int, float]:
+    return dict(sorted(scored.items(), key=lambda hit: (-hit[1], hit[0]))[:limit])
+
+
 def search(
     conn: Connection, lanes: Sequence[int], terms: Sequence[str], limit: int
 ) -> tuple[list[tuple[int, float]], bool]:
@@ -113,10 +211,13 @@ def search(
     phrase_list = words.phrases(terms)
     stats = lane_stats(conn, lanes)
     found: list[tuple[int, float]] = []
+    exhausted = True
     for lane in sorted(stats):
-        found += _score_lane(conn, lane, stats[lane], phrase_list).items()
+        best, complete = _best_of_lane(conn, lane, stats[lane], phrase_list, limit)
+        found += best.items()
+        exhausted = exhausted and complete
     found.sort(key=lambda hit: (-hit[1], hit[0]))
-    return found[:limit], len(found) <= limit
+    return found[:limit], exhausted and len(found) <= limit
 
 
 def strengths(conn: Connection, lanes: Sequence[int], terms: Sequence[str], pks: Sequence[int]) -> dict[int, float]:

@@ -1,0 +1,67 @@
+"""The word search ranks in SQL (store/postgres/text.py): its top k must be the top k of every
+match scored in Python (what `text_strengths` computes, and what the search returned before), in
+the same order with the same strengths, with `exhausted` right: for single words, for repeated
+words, and for phrases of several words (`foo_bar`), whose ranking is a bound that may make the
+search fetch more rows."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from memwal_mcp.store import Store, StoreReader, StoreWriter
+from memwal_mcp.store.postgres.backend import PostgresStore
+
+from ..store_contract.helpers import T0, lane_of, remember
+
+WORDS = "deploy server kiwi region budget release invoice flight cache worker alpha beta".split()
+# Parts of phrases: "foo_bar" is the phrase foo bar; "foo bar" in a body holds it too, "bar foo" does not.
+PHRASES = ["foo_bar", "bar_foo", "v2.3", "alpha_beta"]
+
+
+def _corpus(seed: int, count: int) -> list[str]:
+    r = random.Random(seed)
+    bodies = []
+    for _ in range(count):
+        parts = [r.choice(WORDS) for _ in range(r.randint(2, 14))]
+        for _ in range(r.randint(0, 2)):
+            parts.insert(
+                r.randrange(len(parts) + 1), r.choice(["foo bar", "bar foo", "v2 3", "alpha beta", "foo", "bar"])
+            )
+        bodies.append(" ".join(parts))
+    return bodies
+
+
+def _queries(seed: int) -> list[list[str]]:
+    r = random.Random(seed)
+    queries = [[w] for w in WORDS[:3]] + [[p] for p in PHRASES]
+    for _ in range(14):
+        queries.append(r.sample(WORDS + PHRASES + ["foo", "bar"], r.randint(2, 4)))
+    queries.append(["kiwi", "kiwi", "foo_bar"])  # a term twice counts twice
+    queries.append(["nothing", "matches"])
+    return queries
+
+
+def _fill(w: StoreWriter, bodies: list[str]) -> None:
+    for i, body in enumerate(bodies):
+        remember(w, "alice", "default" if i % 3 else "other", body, at=T0 + i)
+
+
+def _compare(r: StoreReader, lanes: list[int], terms: list[str], limit: int) -> None:
+    everything = r.text_strengths(lanes, terms, list(range(1, 10_000)))
+    expected = sorted(everything.items(), key=lambda hit: (-hit[1], hit[0]))
+    found, exhausted = r.text_search(lanes, terms, limit)
+    assert [pk for pk, _ in found] == [pk for pk, _ in expected[:limit]], (terms, limit)
+    assert [s for _, s in found] == pytest.approx([s for _, s in expected[:limit]], rel=1e-12, abs=0)
+    assert exhausted == (len(expected) <= limit), (terms, limit, len(expected))
+
+
+async def test_the_sql_ranked_top_k_is_the_top_k_of_every_match(pg_store: PostgresStore) -> None:
+    store: Store = pg_store
+    await store.write(_fill, _corpus(3, 240))
+    lanes = [await store.read(lane_of, "alice", "default"), await store.read(lane_of, "alice", "other")]
+    for terms in _queries(4):
+        for limit in (1, 3, 10, 1000):
+            for searched in ([lanes[0]], lanes):
+                await store.read(_compare, searched, terms, limit)
