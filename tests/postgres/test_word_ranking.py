@@ -15,16 +15,21 @@ from memwal_mcp.store.postgres.backend import PostgresStore
 
 from ..store_contract.helpers import T0, lane_of, remember
 
-WORDS = "deploy server kiwi region budget release invoice flight cache worker alpha beta".split()
+# A vocabulary with word frequencies as in text (Zipf): a few words in many memories, most in few,
+# so the word weights (idf) range widely, as MaxScore's skipping needs.
+WORDS = [
+    f"{stem}{suffix}" for stem in ("deploy", "kiwi", "region", "budget", "flight", "cache") for suffix in "abcdefghij"
+]
 # Parts of phrases: "foo_bar" is the phrase foo bar; "foo bar" in a body holds it too, "bar foo" does not.
 PHRASES = ["foo_bar", "bar_foo", "v2.3", "alpha_beta"]
 
 
 def _corpus(seed: int, count: int) -> list[str]:
     r = random.Random(seed)
+    weights = [1 / (rank + 1) for rank in range(len(WORDS))]
     bodies = []
     for _ in range(count):
-        parts = [r.choice(WORDS) for _ in range(r.randint(2, 14))]
+        parts = r.choices(WORDS, weights, k=r.randint(3, 16))
         for _ in range(r.randint(0, 2)):
             parts.insert(
                 r.randrange(len(parts) + 1), r.choice(["foo bar", "bar foo", "v2 3", "alpha beta", "foo", "bar"])
@@ -35,10 +40,13 @@ def _corpus(seed: int, count: int) -> list[str]:
 
 def _queries(seed: int) -> list[list[str]]:
     r = random.Random(seed)
-    queries = [[w] for w in WORDS[:3]] + [[p] for p in PHRASES]
-    for _ in range(14):
+    queries = [[WORDS[0]], [WORDS[-1]]] + [[p] for p in PHRASES]
+    for _ in range(12):
         queries.append(r.sample(WORDS + PHRASES + ["foo", "bar"], r.randint(2, 4)))
-    queries.append(["kiwi", "kiwi", "foo_bar"])  # a term twice counts twice
+    for _ in range(16):  # common words beside rarer ones
+        queries.append(r.sample(WORDS[:5], r.randint(1, 3)) + r.sample(WORDS[5:], r.randint(1, 2)))
+    queries.append([WORDS[0], WORDS[0], WORDS[1], WORDS[30]])
+    queries.append([WORDS[3], WORDS[3], "foo_bar"])  # a term twice counts twice
     queries.append(["nothing", "matches"])
     return queries
 

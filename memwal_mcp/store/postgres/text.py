@@ -8,13 +8,11 @@ several tokens, like `foo_bar`) is counted by matching it in the lane. The GIN i
 `memories.tsv` finds the memories holding any query word, and the score is computed term for
 term as fts5_aux.c does, so phrases and repeated terms count as they do there.
 
-A search ranks in SQL and scores in Python. The server computes every match's BM25 from how often
-it holds each query word (the same float8 operations, in the same order, on the same constants as
-words.bm25: the same value) and returns only the best `limit + 1` of each lane, with those counts;
-Python scores these from the counts and picks the top. A phrase of several words (`foo_bar`) needs
-its words' positions: the server then ranks by a bound (the phrase counted as often as its rarest
-word in the memory), and the rows it returns are scored exactly from their positions; when a row
-just past them could still beat the last one kept, more rows are fetched.
+A search reads the words (`tsv::text`: unnesting a tsvector row by row costs the server about
+10 µs a memory here) of the memories holding the rarest query phrases first and scores them in
+Python, and reads no further once what is left could not enter the top (MaxScore, in
+_best_of_lane): the memories holding only a query's common words, most of the matches, are
+never read. `strengths` scores named memories from their unnested words, the same way.
 """
 
 from __future__ import annotations
@@ -112,91 +110,80 @@ def _score_lane(
     return out
 
 
-def _ranked_sql(phrase_list: Sequence[Sequence[str]], lexemes: Sequence[str]) -> str:
-    """The lane's matches by BM25 (a bound for phrases of several words), best first, with how
-    often each memory holds each query word. Every operation is words.bm25's, in its order."""
-    counts = ", ".join(
-        f"coalesce(sum(array_length(u.positions, 1)) FILTER (WHERE u.lexeme = %(x{j})s), 0)::float8 AS f{j}"
-        for j in range(len(lexemes))
-    )
-    column = {lexeme: f"c.f{j}" for j, lexeme in enumerate(lexemes)}
-    score = "0.0::float8"
-    for p, phrase in enumerate(phrase_list):
-        if not phrase:
+def _holders(
+    conn: Connection, lane: int, wanted: Sequence[Sequence[str]], done: Sequence[Sequence[str]]
+) -> list[tuple[int, int, str]]:
+    """(pk, tokens, words as text) of the lane's live memories holding a `wanted` phrase and no
+    `done` one (those were read already)."""
+    sql = "SELECT pk, doc_len, tsv::text FROM memories WHERE lane_id = %s AND status = 'live' AND tsv @@ %s::tsquery"
+    params: tuple[object, ...] = (lane, words.any_query(wanted))
+    before = words.any_query(done)
+    if before is not None:
+        sql += " AND NOT tsv @@ %s::tsquery"
+        params += (before,)
+    return [(int(pk), int(length), text) for pk, length, text in conn.execute(sql, params)]
+
+
+def _positions(text: str, lexemes: Sequence[str]) -> dict[str, list[int]]:
+    """The positions of these words in a tsvector's text (`'kiwi':1,5 'grow':2`). A lexeme is
+    letters and digits only (words.py), so `'kiwi':` can only be that word's entry."""
+    where: dict[str, list[int]] = {}
+    for lexeme in lexemes:
+        key = f"'{lexeme}':"
+        start = text.find(key)
+        if start < 0:
             continue
-        f = column[phrase[0]] if len(phrase) == 1 else f"least({', '.join(column[t] for t in phrase)})"
-        score += f" + %(w{p})s * ({f} * %(k1p1)s) / ({f} + %(k1)s * (%(omb)s + %(b)s * m.doc_len::float8 / %(avg)s))"
-    picked = ", ".join(f"c.f{j}" for j in range(len(lexemes)))
-    return (
-        f"SELECT m.pk, m.doc_len, {picked} FROM memories m CROSS JOIN LATERAL (SELECT {counts}"
-        " FROM unnest(m.tsv) u WHERE u.lexeme = ANY(%(lexemes)s)) c"
-        " WHERE m.lane_id = %(lane)s AND m.status = 'live' AND m.tsv @@ %(query)s::tsquery"
-        f" ORDER BY {score} DESC, m.pk LIMIT %(limit)s"
-    )
+        start += len(key)
+        stop = text.find(" ", start)
+        listed = text[start:] if stop < 0 else text[start:stop]
+        where[lexeme] = [int(p.rstrip("ABCD")) for p in listed.split(",")]
+    return where
 
 
 def _best_of_lane(
     conn: Connection, lane: int, stats: _LaneStats, phrase_list: Sequence[Sequence[str]], limit: int
 ) -> tuple[dict[int, float], bool]:
     """The lane's `limit` strongest matches (pk -> strength; ties by pk), and True when it has
-    no more than those."""
-    query = words.any_query(phrase_list)
-    if query is None or stats.rows <= 0 or limit <= 0:
+    no more than those.
+
+    A common word matches much of a lane and adds little: a memory holding only such words
+    scores less than their weights' sum, each phrase at most idf × (K1 + 1) each time the query
+    names it. So the memories holding the rarest phrases are read and scored first (all their
+    words counted); once the `limit`-th of them beats what the phrases not read yet could add
+    up to, no other memory can enter, and those are never read (MaxScore)."""
+    if stats.rows <= 0 or limit <= 0 or stats.tokens <= 0:
         return {}, True
     average = stats.tokens / stats.rows
-    if average <= 0:
-        return {}, True
-    idfs = [words.idf(stats.rows, hits) for hits in _documents_with(conn, lane, phrase_list)]
+    held = _documents_with(conn, lane, phrase_list)
+    idfs = [words.idf(stats.rows, hits) for hits in held]
+    most: dict[tuple[str, ...], float] = {}
+    for phrase, weight, hits in zip(phrase_list, idfs, held):
+        if phrase and hits:  # a phrase no memory holds matches nothing and adds nothing
+            most[tuple(phrase)] = most.get(tuple(phrase), 0.0) + weight * (words.K1 + 1.0)
+    order = sorted(most, key=lambda phrase: (-most[phrase], phrase))
+    # What the phrases after the first e could add at most, for each e (with a margin for the
+    # sums' rounding).
+    rest = [sum(most[phrase] for phrase in order[e:]) * (1 + 1e-9) for e in range(len(order) + 1)]
     lexemes = sorted({token for phrase in phrase_list for token in phrase})
-    params: dict[str, object] = {
-        "lane": lane,
-        "query": query,
-        "lexemes": lexemes,
-        "k1p1": words.K1 + 1.0,
-        "k1": words.K1,
-        "omb": 1 - words.B,
-        "b": words.B,
-        "avg": average,
-        **{f"x{j}": lexeme for j, lexeme in enumerate(lexemes)},
-        **{f"w{p}": weight for p, weight in enumerate(idfs)},
-    }
-    sql = _ranked_sql(phrase_list, lexemes)
-    exact = all(len(phrase) <= 1 for phrase in phrase_list)
-    want = limit + 1
-    while True:
-        rows = conn.execute(sql, {**params, "limit": want}).fetchall()
-        if exact:  # the counts are the frequencies: score them as the server ranked them
-            where = lexemes
-            scored = {
-                int(pk): words.bm25(
-                    idfs, [int(row[where.index(p[0])]) if p else 0 for p in phrase_list], float(length), average
-                )
-                for pk, length, *row in rows
-            }
-            return _top(scored, limit), len(rows) <= limit
-        bounds = {
-            int(pk): words.bm25(
-                idfs,
-                [min(int(row[lexemes.index(t)]) for t in p) if p else 0 for p in phrase_list],
-                float(length),
-                average,
-            )
-            for pk, length, *row in rows
-        }
-        matched = _matches(conn, lane, phrase_list, list(bounds))
-        scored = {}
-        for pk, (length, positions) in matched.items():
-            freqs = [words.frequency(phrase, positions) for phrase in phrase_list]
+    scored: dict[int, float] = {}
+    read, upto = 0, 1
+    while read < len(order):
+        for pk, length, text in _holders(conn, lane, order[read:upto], order[:read]):
+            where = _positions(text, lexemes)
+            freqs = [words.frequency(phrase, where) for phrase in phrase_list]
             if any(freqs):
                 scored[pk] = words.bm25(idfs, freqs, float(length), average)
-        best = _top(scored, limit)
-        if len(rows) < want:  # every match was fetched
-            return best, len(scored) <= limit
-        # A match not fetched scores at most the last bound fetched: it cannot beat a kept
-        # strength above that.
-        if len(best) == limit and min(best.values()) > min(bounds.values()):
-            return best, False
-        want *= 4
+        read = upto
+        if read < len(order) and len(scored) > limit:
+            kept = min(_top(scored, limit).values())
+            if kept > rest[read]:
+                return _top(scored, limit), False
+            # The limit-th strength only grows as more is read: skip to the first phrase
+            # after which what is left could not reach it.
+            upto = next((e for e in range(read + 1, len(order)) if kept > rest[e]), len(order))
+        else:
+            upto = read + 1
+    return _top(scored, limit), len(scored) <= limit
 
 
 def _top(scored: dict[int, float], limit: int) -> dict[int, float]:
@@ -218,6 +205,18 @@ def search(
         exhausted = exhausted and complete
     found.sort(key=lambda hit: (-hit[1], hit[0]))
     return found[:limit], exhausted and len(found) <= limit
+
+
+def search_every_match(
+    conn: Connection, lanes: Sequence[int], terms: Sequence[str], limit: int
+) -> tuple[list[tuple[int, float]], bool]:
+    """search() by scoring every match from its unnested words, as it was done before MaxScore:
+    the reference benchmarks.pg_lanes times it against."""
+    phrase_list = words.phrases(terms)
+    stats = lane_stats(conn, lanes)
+    found = [hit for lane in sorted(stats) for hit in _score_lane(conn, lane, stats[lane], phrase_list).items()]
+    found.sort(key=lambda hit: (-hit[1], hit[0]))
+    return found[:limit], len(found) <= limit
 
 
 def strengths(conn: Connection, lanes: Sequence[int], terms: Sequence[str], pks: Sequence[int]) -> dict[int, float]:
