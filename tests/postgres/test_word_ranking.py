@@ -1,8 +1,7 @@
-"""The word search ranks in SQL (store/postgres/text.py): its top k must be the top k of every
-match scored in Python (what `text_strengths` computes, and what the search returned before), in
+"""The word search skips what cannot enter its top (store/postgres/text.py): its top k must be the
+top k of every match scored (what `text_strengths` computes, and what the search returned before), in
 the same order with the same strengths, with `exhausted` right: for single words, for repeated
-words, and for phrases of several words (`foo_bar`), whose ranking is a bound that may make the
-search fetch more rows."""
+words, and for phrases of several words (`foo_bar`)."""
 
 from __future__ import annotations
 
@@ -11,6 +10,7 @@ import random
 import pytest
 
 from memwal_mcp.store import Store, StoreReader, StoreWriter
+from memwal_mcp.store.postgres import text
 from memwal_mcp.store.postgres.backend import PostgresStore
 
 from ..store_contract.helpers import T0, lane_of, remember
@@ -65,7 +65,13 @@ def _compare(r: StoreReader, lanes: list[int], terms: list[str], limit: int) -> 
     assert exhausted == (len(expected) <= limit), (terms, limit, len(expected))
 
 
-async def test_the_sql_ranked_top_k_is_the_top_k_of_every_match(pg_store: PostgresStore) -> None:
+@pytest.mark.parametrize("at_once", [0, text.READ_AT_ONCE], ids=["step-by-step", "small-lane-in-one-read"])
+async def test_the_top_k_is_the_top_k_of_every_match(
+    pg_store: PostgresStore, monkeypatch: pytest.MonkeyPatch, at_once: int
+) -> None:
+    # A lane this small is read in one query; 0 makes the search take its steps (MaxScore), as
+    # in a big lane.
+    monkeypatch.setattr(text, "READ_AT_ONCE", at_once)
     store: Store = pg_store
     await store.write(_fill, _corpus(3, 240))
     lanes = [await store.read(lane_of, "alice", "default"), await store.read(lane_of, "alice", "other")]

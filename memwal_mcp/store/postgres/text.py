@@ -110,6 +110,11 @@ def _score_lane(
     return out
 
 
+# A word search whose query words are held by at most this many memories in all reads them in
+# one query.
+READ_AT_ONCE = 2000
+
+
 def _holders(
     conn: Connection, lane: int, wanted: Sequence[Sequence[str]], done: Sequence[Sequence[str]]
 ) -> list[tuple[int, int, str]]:
@@ -157,16 +162,29 @@ def _best_of_lane(
     held = _documents_with(conn, lane, phrase_list)
     idfs = [words.idf(stats.rows, hits) for hits in held]
     most: dict[tuple[str, ...], float] = {}
+    holding: dict[tuple[str, ...], int] = {}
     for phrase, weight, hits in zip(phrase_list, idfs, held):
         if phrase and hits:  # a phrase no memory holds matches nothing and adds nothing
             most[tuple(phrase)] = most.get(tuple(phrase), 0.0) + weight * (words.K1 + 1.0)
+            holding[tuple(phrase)] = hits
     order = sorted(most, key=lambda phrase: (-most[phrase], phrase))
+    # Memories holding the first e phrases, at most (one holding two is counted twice).
+    reach = [sum(holding[phrase] for phrase in order[:e]) for e in range(len(order) + 1)]
+
+    def enough(after: int) -> int:
+        """The first step past `after` that may hold more than `limit` memories; all of them
+        when the whole read is small (one query beats several)."""
+        if reach[-1] <= READ_AT_ONCE:
+            return len(order)
+        return next((e for e in range(after + 1, len(order)) if reach[e] > limit), len(order))
+
     # What the phrases after the first e could add at most, for each e (with a margin for the
     # sums' rounding).
     rest = [sum(most[phrase] for phrase in order[e:]) * (1 + 1e-9) for e in range(len(order) + 1)]
     lexemes = sorted({token for phrase in phrase_list for token in phrase})
     scored: dict[int, float] = {}
-    read, upto = 0, 1
+    read = 0
+    upto = enough(0)
     while read < len(order):
         for pk, length, text in _holders(conn, lane, order[read:upto], order[:read]):
             where = _positions(text, lexemes)
@@ -182,7 +200,7 @@ def _best_of_lane(
             # after which what is left could not reach it.
             upto = next((e for e in range(read + 1, len(order)) if kept > rest[e]), len(order))
         else:
-            upto = read + 1
+            upto = enough(read)
     return _top(scored, limit), len(scored) <= limit
 
 
