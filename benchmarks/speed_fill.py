@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -219,9 +219,26 @@ def _load_copies(embedder: Any) -> None:
 
 
 async def _bulk(service: Any, embedder: Any, owner: str, namespace: str, count: int) -> float:
+    async def embedded(texts: list[str]) -> Any:
+        return await anyio.to_thread.run_sync(embedder.embed_documents, texts)
+
+    return await bulk_curate(service, embedder.model_id, embedder.dim, owner, namespace, count, embedded)
+
+
+async def bulk_curate(
+    service: Any,
+    model_id: str,
+    dim: int,
+    owner: str,
+    namespace: str,
+    count: int,
+    vectors_for: Callable[[list[str]], Awaitable[Any]],
+) -> float:
+    """Seconds to curate `count` queued jobs of the lane through the worker's write path, in
+    batches of BULK_EMBED, each batch's vectors from `vectors_for(texts)`."""
     started = time.perf_counter()
     settings = service.settings.curation
-    await service.store.write(lambda writer: writer.ensure_vector_table(embedder.model_id, embedder.dim))
+    await service.store.write(lambda writer: writer.ensure_vector_table(model_id, dim))
     lane = await service.store.read(lane_of, owner, namespace)
     holder = lease_holder_id()
     claimed = await service.store.write(lambda writer: writer.claim_lane(holder, 3600.0, time.time()))
@@ -234,7 +251,7 @@ async def _bulk(service: Any, embedder: Any, owner: str, namespace: str, count: 
             batch = await service.store.read(lambda reader: reader.next_batch(lane, size, time.time()))
             if not batch:
                 break
-            vectors = await anyio.to_thread.run_sync(embedder.embed_documents, [job.text for job in batch])
+            vectors = await vectors_for([job.text for job in batch])
             by_job = {job.id: vector for job, vector in zip(batch, vectors)}
             await service.store.write(
                 lambda writer: curate_until_llm(
@@ -245,7 +262,7 @@ async def _bulk(service: Any, embedder: Any, owner: str, namespace: str, count: 
                     llm_hold_s=3600.0,
                     batch=batch,
                     vectors=by_job,
-                    model_id=embedder.model_id,
+                    model_id=model_id,
                     llm_available=False,
                 )
             )

@@ -78,6 +78,13 @@ class StorageSettings(BaseModel):
     url: DatabaseURL = Field(
         None, description="postgresql://...: use PostgreSQL + pgvector instead of the SQLite file (MEMWAL_DB_URL)."
     )
+    hnsw_min_rows: int = Field(
+        20000,
+        ge=1,
+        le=1_000_000_000,
+        description="PostgreSQL: a lane (owner + namespace) with this many live memories gets an HNSW index"
+        " of its own, built in the background; dropped when it falls below a quarter of it.",
+    )
 
 
 class EmbeddingSettings(BaseModel):

@@ -679,10 +679,22 @@ def check_client_command() -> Check:
 async def run_doctor(settings: Settings, *, created_now: bool = False) -> DoctorReport:
     store = await anyio.to_thread.run_sync(probe_store, settings)
     engine, database = store.engine, store.database
-    sqlite = check_sqlite(engine)
-    checks: list[Check] = [check_python(), sqlite]
-    if sqlite.status != "fail":
-        checks += [check_sqlite_vec(engine), check_fts5(engine)]
+    on_server = settings.database_url is not None
+    checks: list[Check] = [check_python()]
+    if on_server:
+        from . import doctor_postgres
+        from .store import open_store
+
+        checks += [
+            doctor_postgres.check_server(engine, open_store(settings).location),
+            doctor_postgres.check_pgvector(engine),
+            doctor_postgres.check_words(engine),
+        ]
+    else:
+        sqlite = check_sqlite(engine)
+        checks.append(sqlite)
+        if sqlite.status != "fail":
+            checks += [check_sqlite_vec(engine), check_fts5(engine)]
     files = check_model_files(settings.embedding)
     checks.append(files)
     if files.status == "ok":
@@ -690,7 +702,10 @@ async def run_doctor(settings: Settings, *, created_now: bool = False) -> Doctor
     elif files.status == "fail":
         checks.append(Check("embedding", "skip", "skipped: the model files are not usable (see above)"))
     unopenable = database.unopenable if database else None
-    checks += [check_database(settings.db_path, created_now, unopenable), check_permissions(settings.db_path)]
+    if not on_server:
+        checks += [check_database(settings.db_path, created_now, unopenable), check_permissions(settings.db_path)]
+    elif unopenable is not None:
+        checks.append(Check("database", "fail", f"cannot read the memwal-mcp schema: {unopenable}"))
     if database is not None and database.schema is not None:
         migrations = check_migrations(database.schema)
         checks.append(migrations)
@@ -698,6 +713,8 @@ async def run_doctor(settings: Settings, *, created_now: bool = False) -> Doctor
             checks.append(check_integrity(database.integrity))
         else:
             checks.append(Check("integrity", "skip", "skipped: the schema is not current (see migrations)"))
+        if on_server:
+            checks.append(doctor_postgres.check_lane_indexes(database.integrity, settings.storage.hnsw_min_rows))
     configured = llm_configuration(settings.llm)
     if configured is not None:
         checks.append(configured)

@@ -25,7 +25,7 @@ def open_store(settings: Settings) -> Store:
     if url is not None:
         from .postgres.backend import PostgresStore
 
-        return PostgresStore(url)
+        return PostgresStore(url, hnsw_min_rows=settings.storage.hnsw_min_rows)
     from .sqlite.backend import SQLiteStore
 
     return SQLiteStore(settings.db_path)
@@ -37,7 +37,7 @@ def probe_store(settings: Settings) -> StoreHealth:
     if url is not None:
         from .postgres.health import probe as probe_postgres
 
-        return probe_postgres(url)
+        return probe_postgres(url, settings.storage.hnsw_min_rows)
     from .sqlite.health import probe
 
     return probe(settings.db_path)

@@ -7,6 +7,11 @@ have a small pool of their own: a search obtained in a unit of work runs after i
 it on another thread, and must never wait for a connection that unit holds.
 
 Several replicas may share the database: migrations, leases and the write lock are in it.
+
+Big lanes' HNSW indexes (lane_indexes.py) are kept by a maintenance pass that a write starts at
+most every MAINTAIN_EVERY_S, on a connection of its own in a worker thread: a build may take
+minutes and must not hold a unit of work's connection or the event loop. Closing the store
+cancels a build in progress (the index is left invalid, and the next pass rebuilds it).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
@@ -26,7 +32,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ...errors import InvalidInput, StoreUnavailable
 from ..contract import StoreReader, StoreWriter
 from ..records import BackupResult
-from . import erasure, rates
+from . import erasure, lane_indexes, rates
 from .connection import connect, pool, redacted
 from .migrations import apply_migrations
 from .views import PostgresReader, PostgresWriter
@@ -41,12 +47,27 @@ ERASURE_RETRY_MAX_S = 2.0
 # Connections for units of work (reads and writes of one process), and for vector searches.
 UNITS = 8
 SEARCHES = 4
+# How often writes start a pass over the lane indexes (at most; one pass at a time).
+MAINTAIN_EVERY_S = 30.0
 
 
 class PostgresStore:
-    def __init__(self, url: str, *, units: int = UNITS, searches: int = SEARCHES) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        units: int = UNITS,
+        searches: int = SEARCHES,
+        hnsw_min_rows: int = lane_indexes.DEFAULT_MIN_ROWS,
+        maintain_every_s: float | None = MAINTAIN_EVERY_S,
+    ) -> None:
         self.url = url
+        self.hnsw_min_rows = hnsw_min_rows
+        self._maintain_every_s = maintain_every_s  # None: no pass in the background (maintain_indexes only)
         self._sizes = (units, searches)
+        self._maintenance: asyncio.Task[lane_indexes.Maintenance] | None = None
+        self._maintained_at = -float("inf")
+        self._builder: Connection | None = None  # the maintenance pass's connection, while it runs
         self._units: ConnectionPool | None = None
         self._searches: ConnectionPool | None = None
         self._erasure_owed = False
@@ -87,6 +108,7 @@ class PostgresStore:
             raise
 
     async def close(self) -> None:
+        await self._stop_maintenance()
         task, self._retry = self._retry, None
         if task is not None:
             task.cancel()
@@ -111,7 +133,7 @@ class PostgresStore:
             with units.connection() as conn:
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 try:
-                    return fn(PostgresReader(conn, searches), *args, **kwargs)
+                    return fn(PostgresReader(conn, searches, self.hnsw_min_rows), *args, **kwargs)
                 finally:
                     _end(conn)
 
@@ -146,14 +168,61 @@ class PostgresStore:
         def run() -> T:
             with units.connection() as conn:
                 try:
-                    return fn(PostgresWriter(conn, searches), *args, **kwargs)
+                    return fn(PostgresWriter(conn, searches, self.hnsw_min_rows), *args, **kwargs)
                 finally:
                     _end(conn)
 
         result = await anyio.to_thread.run_sync(run)
         if self._erasure_owed:
             await self.settle_erasure(0)
+        self._schedule_maintenance()
         return result
+
+    # --- lane indexes ------------------------------------------------------------------
+
+    def _schedule_maintenance(self) -> None:
+        every, now = self._maintain_every_s, time.monotonic()
+        running = self._maintenance is not None and not self._maintenance.done()
+        if every is None or running or now - self._maintained_at < every:
+            return
+        self._maintained_at = now
+        self._maintenance = asyncio.get_running_loop().create_task(
+            self._maintain_in_background(), name="memwal-pg-lane-indexes"
+        )
+
+    async def _maintain_in_background(self) -> lane_indexes.Maintenance:
+        try:
+            return await self.maintain_indexes()
+        except Exception:  # noqa: BLE001 - a failed pass is retried by a later write
+            log.warning("database %s: keeping the lane indexes failed; retrying later", self.location, exc_info=True)
+            return lane_indexes.Maintenance()
+
+    async def maintain_indexes(self) -> lane_indexes.Maintenance:
+        """One pass now: build the indexes big lanes lack, drop those of lanes that shrank (busy
+        when another connection, this replica's or another's, is at it)."""
+        self._pools()
+
+        def run() -> lane_indexes.Maintenance:
+            conn = connect(self.url)
+            self._builder = conn
+            try:
+                return lane_indexes.maintain(conn, self.hnsw_min_rows)
+            finally:
+                self._builder = None
+                conn.close()
+
+        return await anyio.to_thread.run_sync(run)
+
+    async def _stop_maintenance(self) -> None:
+        task, self._maintenance = self._maintenance, None
+        if task is None or task.done():
+            return
+        builder = self._builder
+        if builder is not None:
+            with contextlib.suppress(Exception):
+                builder.cancel()  # thread-safe: ends the statement the pass is waiting on
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await task
 
     @property
     def erasure_pending(self) -> bool:

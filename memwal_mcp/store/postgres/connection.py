@@ -17,12 +17,13 @@ from psycopg_pool import ConnectionPool
 from ...errors import StoreUnavailable
 
 # pg_advisory_xact_lock keys (two int4: "memwal", then what the lock is for).
-_NAMESPACE = 0x6D656D77
-MIGRATION_LOCK = f"SELECT pg_advisory_xact_lock({_NAMESPACE}, 1)"
+ADVISORY_NAMESPACE = 0x6D656D77
+MIGRATION_LOCK = f"SELECT pg_advisory_xact_lock({ADVISORY_NAMESPACE}, 1)"
 # What contract.StoreWriter.transaction() means by "the write lock taken up front": one writer
 # transaction at a time over the whole database, as BEGIN IMMEDIATE gives SQLite, so a
 # read-then-write (a forget, a curation job, an import) cannot race another one.
-WRITE_LOCK = f"SELECT pg_advisory_xact_lock({_NAMESPACE}, 2)"
+WRITE_LOCK = f"SELECT pg_advisory_xact_lock({ADVISORY_NAMESPACE}, 2)"
+# (3: the builder of lane indexes, lane_indexes.py, a session-level lock.)
 
 APPLICATION_NAME = "memwal-mcp"
 

@@ -21,7 +21,7 @@ from ..sqlite.health import (
     StoreHealth,
     VectorSearch,
 )
-from . import integrity, migrations, vectors, words
+from . import integrity, lane_indexes, migrations, vectors, words
 from .connection import connect, redacted
 
 BACKEND = "postgresql"
@@ -47,7 +47,7 @@ def _fulltext() -> FullTextSearch:
     return FullTextSearch(None, stemming=words.tokens("Deploys") == words.tokens("deploy"), secure_delete=False)
 
 
-def probe(url: str) -> StoreHealth:
+def probe(url: str, hnsw_min_rows: int = lane_indexes.DEFAULT_MIN_ROWS) -> StoreHealth:
     location = redacted(url)
     try:
         conn = connect(url)
@@ -69,6 +69,7 @@ def probe(url: str) -> StoreHealth:
             conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             try:
                 problems, counts = integrity.check_store(conn)
+                problems += lane_indexes.problems(conn, hnsw_min_rows)
             finally:
                 conn.rollback()
             found = Integrity(tuple(problems), counts)

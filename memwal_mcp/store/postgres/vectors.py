@@ -1,14 +1,10 @@
-"""Memory vectors in a pgvector table: which table and model, storing vectors, exact kNN.
+"""Memory vectors in a pgvector table: which table and model, storing and reading vectors.
 
 As on SQLite, `embedding_meta` names the model, its dimension and the table searches use
 (reindex builds a new one and switches). A vector row exists only for a live memory: retire,
 forget and a body change remove it, so a search needs no join to filter.
 
-A search is an exact scan of the lane's rows by cosine distance (`<=>`); an HNSW index for big
-lanes comes later. It runs on a connection of its own (contract.VectorSearch needs none from
-the caller and may run on any thread beside other work) and sees the memories that existed
-when it was obtained: those with a key up to the lane's largest then, which keeps a search
-taken before a write from returning what the write added.
+kNN searches over these tables are knn.py's; big lanes' HNSW indexes are lane_indexes.py's.
 """
 
 from __future__ import annotations
@@ -19,10 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 from psycopg import Connection
-from psycopg_pool import ConnectionPool
 
 from ...errors import EmbeddingError
-from ..contract import VectorMatch, VectorSearch
 
 VECTOR_TABLE = "memory_vectors"
 # vector_model of a memory the model could not embed: left out of the backlog.
@@ -151,57 +145,6 @@ def set_vectors(conn: Connection, items: Sequence[tuple[int, int, str, np.ndarra
                 put(conn, pk, lane, vector)
                 stored += 1
     return stored
-
-
-# --- read side -------------------------------------------------------------
-
-
-class LaneSearch:
-    """Exact kNN over one lane on a pooled connection of its own (see the module docstring)."""
-
-    __slots__ = ("_pool", "_table", "_lane", "_upto")
-
-    def __init__(self, pool: ConnectionPool, table: str, lane: int, upto: int) -> None:
-        self._pool, self._table, self._lane, self._upto = pool, table, lane, upto
-
-    def __call__(self, queries: np.ndarray, k: int, min_score: float | None = None) -> list[list[VectorMatch]]:
-        if k <= 0:
-            return [[] for _ in range(len(queries))]
-        sql = (
-            f"SELECT pk, 1 - (embedding <=> %(q)s) FROM {self._table}"
-            " WHERE lane_id = %(lane)s AND pk <= %(upto)s"
-            + (" AND embedding <=> %(q)s <= %(most)s" if min_score is not None else "")
-            + " ORDER BY embedding <=> %(q)s, pk LIMIT %(k)s"
-        )
-        found: list[list[VectorMatch]] = []
-        with self._pool.connection() as conn:
-            for query in queries:
-                params = {
-                    "q": as_vector(query),
-                    "lane": self._lane,
-                    "upto": self._upto,
-                    "k": k,
-                    "most": 1.0 - min_score if min_score is not None else None,
-                }
-                rows = conn.execute(sql, params).fetchall()
-                matches = [VectorMatch(int(pk), float(cosine)) for pk, cosine in rows]
-                if min_score is not None:  # the distance bound is in float8; the cosine is what callers compare
-                    matches = [m for m in matches if m.cosine >= min_score]
-                found.append(matches)
-        return found
-
-
-def _no_vectors(queries: np.ndarray, k: int, min_score: float | None = None) -> list[list[VectorMatch]]:
-    return [[] for _ in range(len(queries))]
-
-
-def vector_search(conn: Connection, pool: ConnectionPool, lane: int) -> VectorSearch:
-    space = vector_space(conn)
-    if space is None:
-        return _no_vectors
-    row = conn.execute("SELECT max(pk) FROM memories WHERE lane_id = %s AND status = 'live'", (lane,)).fetchone()
-    upto = int(row[0]) if row and row[0] is not None else 0
-    return LaneSearch(pool, space[0], lane, upto)
 
 
 def cosines(conn: Connection, lane: int, query: np.ndarray, pks: Sequence[int]) -> dict[int, float]:

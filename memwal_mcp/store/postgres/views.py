@@ -46,6 +46,8 @@ from . import (
     erasure,
     integrity,
     jobs,
+    knn,
+    lane_indexes,
     lifecycle,
     memories,
     reindex,
@@ -60,18 +62,21 @@ from .connection import WRITE_LOCK
 
 
 class PostgresReader:
-    __slots__ = ("conn", "searches")
+    __slots__ = ("conn", "searches", "hnsw_min_rows")
 
-    def __init__(self, conn: Connection, searches: ConnectionPool) -> None:
+    def __init__(
+        self, conn: Connection, searches: ConnectionPool, hnsw_min_rows: int = lane_indexes.DEFAULT_MIN_ROWS
+    ) -> None:
         self.conn = conn
         self.searches = searches  # the connections vector searches run on (contract.VectorSearch)
+        self.hnsw_min_rows = hnsw_min_rows  # [storage] hnsw_min_rows: which lanes have an HNSW index
 
     # --- vectors ---------------------------------------------------------------
     def vector_model(self) -> tuple[str, int] | None:
         return vectors.vector_model(self.conn)
 
     def vector_search(self, lane: int) -> VectorSearch:
-        return vectors.vector_search(self.conn, self.searches, lane)
+        return knn.vector_search(self.conn, self.searches, lane)
 
     def cosines(self, lane: int, query: np.ndarray, pks: Sequence[int]) -> dict[int, float]:
         return vectors.cosines(self.conn, lane, query, pks)
@@ -243,7 +248,8 @@ class PostgresReader:
         return transfer_import.unembedded_count(self.conn, owners)
 
     def check(self) -> tuple[list[Problem], StoreCounts]:
-        return integrity.check_store(self.conn)
+        problems, counts = integrity.check_store(self.conn)
+        return problems + lane_indexes.problems(self.conn, self.hnsw_min_rows), counts
 
     def created_at(self) -> float | None:
         return integrity.created_at(self.conn)
@@ -443,6 +449,10 @@ class PostgresWriter(PostgresReader):
         return reindex.write_batch(self.conn, state, items, WRITE_LOCK)
 
     def reindex_finish(self, state: ReindexState) -> tuple[int, int]:
+        # The new table's big lanes get their indexes before searches switch to it, so no lane
+        # that had one is searched exactly afterwards. (Autocommit, between transactions: the
+        # builds are concurrent, and wait for a build another replica is running.)
+        lane_indexes.maintain(self.conn, self.hnsw_min_rows, table=state.vector_table, wait=True)
         return reindex.finish(self.conn, state, WRITE_LOCK)
 
     def import_rows(self, rows: Iterable[tuple[int, ImportRow]]) -> ImportOutcome:
