@@ -214,4 +214,6 @@ class ForgetOutcome:
 class UndoOutcome:
     memory_id: str
     body: str
-    restored: list[str]  # memories a CONSOLIDATE had folded in, live again
+    restored: list[str]  # memories live again on their own (what a merge folded in, a supersede replaced)
+    superseded_again: list[str] = field(default_factory=list)  # a redo of a supersede: replaced again
+    folded_again: list[str] = field(default_factory=list)  # a redo of a merge: folded in again

@@ -20,6 +20,7 @@ from .records import (
     MemoryPage,
     RecallResult,
     RememberOutcome,
+    UndoOutcome,
 )
 from .wording import agree, counted
 
@@ -446,6 +447,47 @@ class ForgetOut(BaseModel):
             back = f"; {', '.join(self.live_again)}, which it superseded, {agree(len(self.live_again), 'is', 'are')}"
             back += " live again"
         return f"forgot {self.memory_id}{became} ({folded}{jobs}){back}{sources}"
+
+
+class UndoOut(BaseModel):
+    memory_id: str
+    body: str = Field(description="The memory's body now (a supersede and its redo leave it as it was)")
+    restored: list[str] = Field(
+        default=[],
+        description="Memories live again on their own: what the undone merge folded in or supersede replaced",
+    )
+    superseded_again: list[str] = Field(
+        default=[], description="A redo of a supersede: the memories replaced by memory_id again, out of recall"
+    )
+    folded_again: list[str] = Field(
+        default=[], description="A redo of a merge: the memories folded into memory_id again, out of recall"
+    )
+
+    @classmethod
+    def of(cls, outcome: UndoOutcome) -> UndoOut:
+        return cls(
+            memory_id=outcome.memory_id,
+            body=outcome.body,
+            restored=outcome.restored,
+            superseded_again=outcome.superseded_again,
+            folded_again=outcome.folded_again,
+        )
+
+    def summary(self) -> str:
+        """What the undo did, as the CLI says it: a redo that retires
+        memories again names them, never only the body it left unchanged."""
+        mid = self.memory_id
+        if self.superseded_again:
+            named = ", ".join(self.superseded_again)
+            left = agree(len(self.superseded_again), "leaves", "leave")
+            return f"{named} superseded again by {mid}: {named} {left} recall; {mid} is unchanged: {self.body}"
+        text = f"{mid} is back to: {self.body}"
+        if self.folded_again:
+            named = ", ".join(self.folded_again)
+            text += f"\nfolded in again (out of recall, merged into {mid}): {named}"
+        if self.restored:
+            text += "\nrestored: " + ", ".join(self.restored)
+        return text
 
 
 def sources_note(request_ids: list[str]) -> str:

@@ -520,9 +520,9 @@ class MemoryService:
     async def undo(self, owner: str, memory_id: object) -> UndoOutcome:
         """An undo that would change nothing is an InvalidInput naming why (never a success)."""
         mid = validation.memory_id(memory_id)
-        body, restored = await self._store.write(lambda writer: writer.undo_last_change(owner, mid))
+        done = await self._store.write(lambda writer: writer.undo_last_change(owner, mid))
         self.worker.wake()  # restored bodies need vectors
-        return UndoOutcome(mid, body, restored)
+        return UndoOutcome(mid, done.body, list(done.restored), list(done.superseded_again), list(done.folded_again))
 
     async def expired(self, owner: str) -> list[str]:
         """Ids of the owner's memories expired by now: what `purge --expired` erases."""

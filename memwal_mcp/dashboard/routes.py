@@ -395,6 +395,10 @@ class Dashboard:
         memory_id = request.path_params["memory_id"]
         done = await self._service.undo(session.owner, memory_id)
         line = f"Undid the last change of {done.memory_id}: its previous body is back."
+        if done.superseded_again:
+            line = f"Superseded again by {done.memory_id}, out of recall: {', '.join(done.superseded_again)}."
+        if done.folded_again:
+            line += f" Folded in again, out of recall: {', '.join(done.folded_again)}."
         if done.restored:
             line += f" Live again on their own: {', '.join(done.restored)}."
         session.flash.append(line)

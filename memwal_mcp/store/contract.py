@@ -53,6 +53,7 @@ from .records import (
     StoredCopy,
     TokenRow,
     TombstoneRow,
+    Undone,
 )
 
 T = TypeVar("T")
@@ -410,7 +411,7 @@ class StoreWriter(StoreReader, Protocol):
         middle of a chain A <- B <- C) re-points what it superseded to what superseded it (A is
         superseded by C, and C's supersede revisions name A), so the chain stays one current fact."""
 
-    def undo_last_change(self, owner: str, memory_id: str) -> tuple[str, list[str]]:
+    def undo_last_change(self, owner: str, memory_id: str) -> Undone:
         """Undoing a supersede (the revision `superseded`) brings the memories it replaced back
         live, body unchanged, with a revision `unsuperseded`; undoing that supersedes them again.
         Undoing a body change restores the body and the expiry the memory had with it. An undo

@@ -26,7 +26,7 @@ from ..errors import InvalidInput, NotFound
 from ..normalize import norm_key, normalize_text
 from ..records import SUPERSEDED, UNSUPERSEDED
 from .contract import StoreWriter
-from .records import Forgotten, MemoryState, nothing_undone
+from .records import Forgotten, MemoryState, Undone, nothing_undone
 
 # Revisions whose change folded a proposal (its job) into the body: undoing one splits it out.
 _FOLDING = ("updated", "consolidated", "appended")
@@ -261,7 +261,7 @@ def _repoint(target: LifecycleTarget, owner: str, erased_id: str, by_id: str, no
 # --- undo ------------------------------------------------------------------------
 
 
-def undo_last_change(writer: StoreWriter, target: LifecycleTarget, owner: str, memory_id: str) -> tuple[str, list[str]]:
+def undo_last_change(writer: StoreWriter, target: LifecycleTarget, owner: str, memory_id: str) -> Undone:
     """Restore the state before the last change as a new revision, and keep everything remembered.
 
     Undoing a merge (UPDATE, CONSOLIDATE, append) brings back the body with the expiry it had,
@@ -270,10 +270,13 @@ def undo_last_change(writer: StoreWriter, target: LifecycleTarget, owner: str, m
     in a memory that does. The undo's revision lists them, so undoing the undo ("redone") folds
     them in again, and undoing that brings them back once more. Undoing a supersede brings back
     what it replaced (body unchanged, a revision `unsuperseded`); undoing that supersedes them
-    again. An undo that would change nothing raises InvalidInput naming why, and writes nothing.
+    again. An undo that would change nothing raises InvalidInput naming why, and writes nothing;
+    so does a redo of a merge once a memory it would fold in again is no longer live (another
+    fact superseded it, a forget, a merge): the merged body holds that memory's text, and would
+    bring back as current a fact the user corrected since.
 
-    Returns (restored body, ids of memories brought back). They get their vectors from the
-    curation worker's backlog pass; recall scores them directly until then."""
+    Returns what it did (Undone). Memories brought back get their vectors from the curation
+    worker's backlog pass; recall scores them directly until then."""
     with writer.transaction():
         found = writer.memory_by_id(owner, memory_id)
         if found is None:
@@ -287,25 +290,29 @@ def undo_last_change(writer: StoreWriter, target: LifecycleTarget, owner: str, m
         undoable = history[0]  # the newest previous state comes back
         now = time.time()
         listed = list(undoable.merged_ids)
-        restored: list[str] = []
         if undoable.decision == SUPERSEDED:  # the body stayed; what it replaced comes back
             restored = [i for i in listed if target.unsupersede(owner, i, memory_id)]
             if not restored:
                 raise nothing_undone(memory_id, "superseded", [(i, _state(writer, owner, i)) for i in listed])
             target.note(owner, memory_id, UNSUPERSEDED, undoable.job_id, restored, now)
-            return undoable.body, restored
+            return Undone(undoable.body, restored=tuple(restored))
         if undoable.decision == UNSUPERSEDED:  # redo: replaced again
-            if not target.supersede(owner, listed, memory_id, undoable.job_id, now):
+            again = target.supersede(owner, listed, memory_id, undoable.job_id, now)
+            if not again:
                 raise nothing_undone(memory_id, "brought back", [(i, _state(writer, owner, i)) for i in listed])
-            return undoable.body, []
+            return Undone(undoable.body, superseded_again=tuple(again))
         if undoable.decision == "undone":
-            # Redo: what the undo brought back is folded in again, as a CONSOLIDATE folds.
+            # Redo: what the undo brought back is folded in again, as a CONSOLIDATE folds. All of
+            # it or nothing: the body it goes back to holds each one's text.
+            states = [(other, _state(writer, owner, other)) for other in listed]
+            moved = [(other, state) for other, state in states if state is None or state[0] != "live"]
+            if moved:
+                raise nothing_undone(memory_id, "brought back", moved)
             for other in listed:
                 got = writer.memory_by_id(owner, other)
-                if got is not None and got[1] == "live" and got[0].lane == row.lane:
-                    writer.retire(got[0].pk, memory_id, now)
-                    restored.append(other)
-            decision = "redone"
+                assert got is not None  # live, just read in this transaction
+                writer.retire(got[0].pk, memory_id, now)
+            restored, decision = list(listed), "redone"
         else:
             restored = [i for i in listed if target.unretire(owner, i, memory_id)]
             if undoable.decision in _FOLDING and undoable.job_id:
@@ -330,7 +337,9 @@ def undo_last_change(writer: StoreWriter, target: LifecycleTarget, owner: str, m
         # The expiry it had with that body comes back with it: a merge that renewed an expired
         # fact, undone, leaves it expired.
         target.set_expiry(row.pk, undoable.expires_at)
-    return undoable.body, restored if decision == "undone" else []
+    if decision == "redone":
+        return Undone(undoable.body, folded_again=tuple(restored))
+    return Undone(undoable.body, restored=tuple(restored))
 
 
 def _state(writer: StoreWriter, owner: str, memory_id: str) -> MemoryState | None:

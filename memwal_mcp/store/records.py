@@ -258,6 +258,20 @@ class Forgotten:
     via_job: str | None = None  # the job id asked for, when the fact was named by its remember job
     # Memories the erased ones had superseded, live again (as an undo of the supersede brings them).
     restored: tuple[str, ...] = ()
+    # Memories the erased ones had superseded that are past their expiry: no longer superseded,
+    # but expired, so not live again (recall leaves them out; include_expired shows them).
+    expired: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Undone:
+    """What an undo did, every part of it said: a reply that names only the body would hide
+    that a redo retired other memories again."""
+
+    body: str  # the body the memory has now (unchanged by a supersede or its redo)
+    restored: tuple[str, ...] = ()  # memories live again on their own (undo of a merge or a supersede)
+    superseded_again: tuple[str, ...] = ()  # a redo of a supersede: replaced by the memory again
+    folded_again: tuple[str, ...] = ()  # a redo of a merge: folded into the memory again
 
 
 @dataclass(frozen=True, slots=True)

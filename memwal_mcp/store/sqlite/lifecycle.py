@@ -19,7 +19,7 @@ from ...records import SUPERSEDED, UNSUPERSEDED
 from .. import lifecycle
 from ..contract import StoreWriter
 from ..lifecycle import FoldedJob, JobState
-from ..records import Forgotten, StoredCopy
+from ..records import Forgotten, StoredCopy, Undone
 from . import fts, revisions, vectors
 from .connection import BUSY_TIMEOUT_MS, kept_copies, truncate_wal
 
@@ -83,9 +83,7 @@ def forget_memory(
     return replace(done, wal_cleared=cleared)
 
 
-def undo_last_change(
-    writer: StoreWriter, conn: sqlite3.Connection, owner: str, memory_id: str
-) -> tuple[str, list[str]]:
+def undo_last_change(writer: StoreWriter, conn: sqlite3.Connection, owner: str, memory_id: str) -> Undone:
     return lifecycle.undo_last_change(writer, SQLiteLifecycle(conn), owner, memory_id)
 
 
