@@ -163,6 +163,8 @@ class History:
     # True when `memwal-mcp undo <superseded_by>` brings this memory back: the memory that
     # replaced it is live and that supersede is its last change.
     undo_restores: bool = False
+    # A live memory a queued correction supersedes: that job (recall and list leave it out already).
+    being_replaced_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

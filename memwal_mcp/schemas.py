@@ -315,6 +315,11 @@ class HistoryOut(BaseModel):
         False,
         description="True: memwal-mcp undo <superseded_by> brings this memory back (that supersede is its last change)",
     )
+    being_replaced_by: str | None = Field(
+        None,
+        description="A queued remember job (j_...) that supersedes this live memory: recall and list leave it out "
+        "already; forgetting that job brings it back",
+    )
 
     @classmethod
     def of(cls, history: History) -> HistoryOut:
@@ -346,6 +351,7 @@ class HistoryOut(BaseModel):
             supersedes=history.supersedes,
             superseded_by_status=history.superseded_by_status,
             undo_restores=history.undo_restores,
+            being_replaced_by=history.being_replaced_by,
         )
 
 
@@ -362,6 +368,9 @@ def history_text(out: HistoryOut) -> str:
         else:
             how = ""
         lines.append(f"superseded by {out.superseded_by}{how}")
+    if out.being_replaced_by:
+        by = out.being_replaced_by
+        lines.append(f"being replaced by queued job {by}: recall and list leave it out (forget {by} to keep it)")
     if out.supersedes:
         lines.append(f"supersedes {', '.join(out.supersedes)}")
     if out.expires_at:
@@ -437,15 +446,15 @@ class ForgetOut(BaseModel):
             return f"forgot the source text of analyze request {self.job_id}; {_facts_kept(self.extracted)}"
         jobs = f"{counted(self.erased_jobs, 'remember job')} erased"
         sources = f"; {sources_note(self.source_requests)}" if self.source_requests else ""
-        if self.job_id is not None and not self.erased_memories:
-            return f"forgot queued fact {self.job_id} before it was curated ({jobs}){sources}"
-        became = f" (the memory remember job {self.job_id} became)" if self.job_id is not None else ""
-        merged = len(self.erased_memories) - 1
-        folded = f"{counted(merged, 'memory')} merged into it and " if merged > 0 else ""
         back = ""
         if self.live_again:
             back = f"; {', '.join(self.live_again)}, which it superseded, {agree(len(self.live_again), 'is', 'are')}"
             back += " live again"
+        if self.job_id is not None and not self.erased_memories:
+            return f"forgot queued fact {self.job_id} before it was curated ({jobs}){back}{sources}"
+        became = f" (the memory remember job {self.job_id} became)" if self.job_id is not None else ""
+        merged = len(self.erased_memories) - 1
+        folded = f"{counted(merged, 'memory')} merged into it and " if merged > 0 else ""
         return f"forgot {self.memory_id}{became} ({folded}{jobs}){back}{sources}"
 
 

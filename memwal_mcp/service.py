@@ -710,6 +710,8 @@ def _history(reader: StoreReader, owner: str, memory_id: str) -> History:
     if status == "superseded" and replacement is not None and replacement[1] == "live":
         last = reader.revisions(replacement[0].pk)[:1]  # undo undoes only the last change
         undo_restores = bool(last) and last[0].decision == SUPERSEDED and row.id in last[0].merged_ids
+    # A queued correction supersedes a live memory already as recall and list read it (shown.py).
+    pending = reader.memories_by_pk([row.pk]).get(row.pk) if status == "live" else None
     merged_from = reader.retired_into(owner, memory_id)
     revisions = reader.revisions(row.pk)
     jobs = reader.jobs_for_memories(owner, [memory_id, *merged_from])
@@ -733,6 +735,7 @@ def _history(reader: StoreReader, owner: str, memory_id: str) -> History:
         row.occurrences if status != "forgotten" else 0,
         replacement[1] if replacement is not None else None,
         undo_restores,
+        pending.superseded_by if pending is not None else None,
     )
 
 

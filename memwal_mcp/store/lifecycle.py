@@ -51,6 +51,9 @@ class JobState:
     text: str
     decision: str | None
     memory_id: str | None
+    # What a queued job (a correction) supersedes, hidden from recall while it waits; empty for a
+    # job no longer queued (one that failed for good hides nothing).
+    pending_supersedes: tuple[str, ...] = ()
 
 
 class LifecycleTarget(Protocol):
@@ -150,7 +153,7 @@ def forget(
         if job.decision == "forgotten":
             return Forgotten((), 0, already=True, via_job=memory_id)
         if job.memory_id is None:
-            return _erase_queued(target, owner, memory_id, job)
+            return _erase_queued(writer, target, owner, memory_id, job)
         return replace(_erase(writer, target, owner, job.memory_id, retired_too), via_job=memory_id)
 
 
@@ -212,10 +215,13 @@ def _queued_repeats(target: LifecycleTarget, owner: str, ids: list[str], pks: li
     return [seq for seq, lane, text in target.queued_texts(lanes) if (lane, normalize_text(text)) in erased]
 
 
-def _erase_queued(target: LifecycleTarget, owner: str, job_id: str, job: JobState) -> Forgotten:
+def _erase_queued(writer: StoreWriter, target: LifecycleTarget, owner: str, job_id: str, job: JobState) -> Forgotten:
     """A job not curated (or failed): erased with the queued repeats of its text in its lane
     (curated later, they would bring the fact back). The worker's mark_done only finishes a job
-    still queued: one it is curating now is withdrawn."""
+    still queued: one it is curating now is withdrawn.
+
+    A queued correction already hid what it supersedes (shown.py): erased, it gives them back,
+    and says so as a forget of a curated correction does -- those still live and not expired."""
     wanted = normalize_text(job.text)
     seqs = [
         seq for seq, _, text in target.queued_texts([job.lane]) if seq != job.seq and normalize_text(text) == wanted
@@ -224,7 +230,12 @@ def _erase_queued(target: LifecycleTarget, owner: str, job_id: str, job: JobStat
     jobs = target.erase_job(owner, job_id, now)
     if seqs:
         jobs += target.erase_queued(seqs, None, now)
-    return Forgotten((), jobs, via_job=job_id)
+    back = []
+    for other in job.pending_supersedes:
+        found = writer.memory_by_id(owner, other)
+        if found is not None and found[1] == "live" and not found[0].expired(now):
+            back.append(other)
+    return Forgotten((), jobs, via_job=job_id, restored=tuple(back))
 
 
 def _settle_superseded(target: LifecycleTarget, owner: str, ids: Sequence[str], now: float) -> tuple[str, ...]:

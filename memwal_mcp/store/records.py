@@ -285,6 +285,11 @@ class StoredCopy:
     expires_at: float | None = None
     superseded_by: str | None = None
 
+    @classmethod
+    def of(cls, row: MemoryRow) -> StoredCopy:
+        """A memory as recall reads it (its `superseded_by` a queued job's id while one replaces it)."""
+        return cls(row.id, row.norm_key, row.body, row.expires_at, row.superseded_by)
+
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and self.expires_at <= now
 
