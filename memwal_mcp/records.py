@@ -157,8 +157,8 @@ class History:
     supersedes: list[str] = field(default_factory=list)  # memories this one replaced (still superseded)
     occurred_at: float | None = None  # when the fact happened, if the remember said so
     occurrences: int = 0  # exact repeats recorded on it
-    # Status of the memory that replaced it (live, retired, superseded, forgotten): one that is
-    # forgotten left it superseded only because it is past its expiry (purge erases it).
+    # Status of the memory that replaced it (live, retired, superseded, forgotten): forgotten only
+    # in a database whose forget, before this version, left an expired memory superseded.
     superseded_by_status: str | None = None
     # True when `memwal-mcp undo <superseded_by>` brings this memory back: the memory that
     # replaced it is live and that supersede is its last change.
@@ -204,6 +204,9 @@ class ForgetOutcome:
     # Memories the erased ones had superseded, live again (recall finds them; forget them too if
     # they should go as well).
     restored: tuple[str, ...] = ()
+    # Memories the erased ones had superseded that are past their expiry: no longer superseded,
+    # but expired, so still out of recall (include_expired shows them; purge --expired erases them).
+    expired_back: tuple[str, ...] = ()
     # Set when the id named an analyze request, whose source text is what was erased: the facts
     # extracted from it, which stay remembered (memory ids; job ids of those still queued).
     extracted: tuple[str, ...] | None = None

@@ -407,6 +407,12 @@ class ForgetOut(BaseModel):
         description="Memories the erased one had superseded, live again (as an undo of the supersede would "
         "bring them back): recall finds them, forget them too if they should go",
     )
+    back_expired: list[str] = Field(
+        default=[],
+        description="Memories the erased one had superseded that are past their expiry: no longer superseded, "
+        "but expired, so recall and list still leave them out (include_expired shows them; purge --expired "
+        "erases them)",
+    )
     extracted: list[str] | None = Field(
         default=None,
         description="Set when memory_id named an analyze request (j_...), whose source text is what was erased: "
@@ -434,6 +440,7 @@ class ForgetOut(BaseModel):
             already_forgotten=outcome.already,
             job_id=outcome.job_id,
             live_again=list(outcome.restored),
+            back_expired=list(outcome.expired_back),
             extracted=list(outcome.extracted) if outcome.extracted is not None else None,
             source_requests=list(outcome.sources),
         )
@@ -450,6 +457,13 @@ class ForgetOut(BaseModel):
         if self.live_again:
             back = f"; {', '.join(self.live_again)}, which it superseded, {agree(len(self.live_again), 'is', 'are')}"
             back += " live again"
+        if self.back_expired:
+            named, n = ", ".join(self.back_expired), len(self.back_expired)
+            back += (
+                f"; {named}, which it superseded, {agree(n, 'is', 'are')} no longer superseded but"
+                f" {agree(n, 'has', 'have')} expired: recall leaves {agree(n, 'it', 'them')} out"
+                " (include_expired shows expired memories)"
+            )
         if self.job_id is not None and not self.erased_memories:
             return f"forgot queued fact {self.job_id} before it was curated ({jobs}){back}{sources}"
         became = f" (the memory remember job {self.job_id} became)" if self.job_id is not None else ""

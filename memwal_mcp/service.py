@@ -487,8 +487,8 @@ class MemoryService:
         text, the write-ahead log's older copies); keep a tombstone. A memory merged into another
         is refused unless `retired_too` (its text lives on in the merged body). The memories the
         erased ones had superseded are live again if those were current, as an undo of the
-        supersede brings them back (`restored`; one past its expiry stays superseded, for purge):
-        superseded by a memory that is gone, they would be in no recall. An erased memory that was
+        supersede brings them back (`restored`; one past its expiry is no longer superseded but
+        expired, `expired_back`): superseded by a memory that is gone, they would be in no recall. An erased memory that was
         superseded itself hands them to the one that superseded it (one chain, one current fact).
 
         When a reader's snapshot keeps the log from being emptied in time, the outcome says so
@@ -513,8 +513,9 @@ class MemoryService:
             done.already,
             done.via_job,
             done.restored,
-            extracted,
-            sources,
+            expired_back=done.expired_back,
+            extracted=extracted,
+            sources=sources,
         )
 
     async def undo(self, owner: str, memory_id: object) -> UndoOutcome:
@@ -531,7 +532,7 @@ class MemoryService:
 
     async def purge_expired(self, owner: str) -> list[ForgetOutcome]:
         """Forget every expired memory of the owner, as forget does (text gone, tombstones kept;
-        what an erased one superseded and is not expired is live again)."""
+        what an erased one superseded is no longer superseded: live again, or expired)."""
         done: list[ForgetOutcome] = []
         while ids := await self.expired(owner):
             for memory_id in ids:

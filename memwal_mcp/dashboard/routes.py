@@ -382,6 +382,10 @@ class Dashboard:
                     f"Live again, as it had superseded them: {', '.join(done.restored)} (forget them too if they"
                     " should go)."
                 )
+            if done.expired_back:
+                session.flash.append(
+                    f"No longer superseded, but expired, so still out of search: {', '.join(done.expired_back)}."
+                )
             self._flash_kept(session, done)
         return RedirectResponse(f"{base(request)}/memories", status_code=303)
 

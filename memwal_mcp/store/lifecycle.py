@@ -6,9 +6,9 @@ Forget erases content: the memory's body, its previous bodies, the text of every
 in it, of memories a CONSOLIDATE folded into it, and of queued jobs repeating any of that text;
 it keeps a tombstone. How the bytes go (secure delete and the write-ahead log on SQLite, VACUUM
 on PostgreSQL, the full-text and vector rows) is the backend's. What the erased memories had
-superseded is settled here: an erased memory that was current gives them back live; one that
-was superseded itself (the middle of a chain A <- B <- C) hands them to its superseder, so the
-chain stays one current fact.
+superseded is settled here: an erased memory that was current gives them back (live, or plain
+expired when past their expiry); one that was superseded itself (the middle of a chain
+A <- B <- C) hands them to its superseder, so the chain stays one current fact.
 
 Undo restores the state a memory had before its last change, as a new revision: the body with
 its expiry, what a merge folded in, what a supersede replaced. An undo that would change
@@ -188,9 +188,10 @@ def _erase(writer: StoreWriter, target: LifecycleTarget, owner: str, memory_id: 
     # Memories folded together belong to one owner and lane.
     target.erase_memories(row.lane, pks, now)
     target.add_tombstones(owner, row.namespace, [(mid, jobs if mid == memory_id else 0) for mid in ids], now)
-    restored = _settle_superseded(target, owner, ids, now)
+    restored, expired = _settle_superseded(target, owner, ids, now)
     # The one asked for first.
-    return Forgotten((memory_id, *(mid for mid in ids if mid != memory_id)), jobs, restored=restored)
+    erased = (memory_id, *(mid for mid in ids if mid != memory_id))
+    return Forgotten(erased, jobs, restored=restored, expired_back=expired)
 
 
 def _folded_into(target: LifecycleTarget, owner: str, memory_id: str) -> list[tuple[int, str]]:
@@ -238,24 +239,32 @@ def _erase_queued(writer: StoreWriter, target: LifecycleTarget, owner: str, job_
     return Forgotten((), jobs, via_job=job_id, restored=tuple(back))
 
 
-def _settle_superseded(target: LifecycleTarget, owner: str, ids: Sequence[str], now: float) -> tuple[str, ...]:
-    """What the erased memories superseded. An erased memory that was current gives it back
-    live, as undoing the supersede would: superseded by a memory that is gone, it would be in
-    no recall, and the undo its history offers refused. One past its expiry stays as it is
-    (recall would not show it live either; purge --expired erases it); a forgotten one too.
+def _settle_superseded(
+    target: LifecycleTarget, owner: str, ids: Sequence[str], now: float
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the erased memories superseded. An erased memory that was current gives it back, as
+    undoing the supersede would: superseded by a memory that is gone, it would be in no recall,
+    and the undo its history offers refused. One past its expiry comes back as what it would be
+    had the erased memory never been: expired, out of recall (purge --expired erases it), never
+    marked superseded by a memory that no longer exists. A forgotten one stays forgotten.
 
     An erased memory that was superseded itself (the middle of a chain A <- B <- C) hands what
     it replaced to what replaced it: A is superseded by C, and C's supersede revisions name A,
-    so history and undo follow the chain. Returns those live again."""
+    so history and undo follow the chain. Returns (those live again, those back but expired)."""
     erased = set(ids)
     successors = {mid: by for mid, by in target.superseders(owner, ids) if by not in erased}
     for mid, by in successors.items():
         _repoint(target, owner, mid, by, now)
     current = [mid for mid in ids if mid not in successors]
     if not current:
-        return ()
-    revivable = target.superseded_by_any(owner, current, now)
-    return tuple(old for old, by in revivable if target.unsupersede(owner, old, by))
+        return (), ()
+    unexpired = {old for old, _ in target.superseded_by_any(owner, current, now)}
+    live: list[str] = []
+    expired: list[str] = []
+    for old, by in target.superseded_by_any(owner, current, None):
+        if target.unsupersede(owner, old, by):
+            (live if old in unexpired else expired).append(old)
+    return tuple(live), tuple(expired)
 
 
 def _repoint(target: LifecycleTarget, owner: str, erased_id: str, by_id: str, now: float) -> None:

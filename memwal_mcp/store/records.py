@@ -258,9 +258,10 @@ class Forgotten:
     via_job: str | None = None  # the job id asked for, when the fact was named by its remember job
     # Memories the erased ones had superseded, live again (as an undo of the supersede brings them).
     restored: tuple[str, ...] = ()
-    # Memories the erased ones had superseded that are past their expiry: no longer superseded,
-    # but expired, so not live again (recall leaves them out; include_expired shows them).
-    expired: tuple[str, ...] = ()
+    # Memories the erased ones had superseded that are past their expiry: no longer superseded
+    # (by a memory that is gone), but expired, so not live again (recall leaves them out;
+    # include_expired shows them, marked expired; purge --expired erases them).
+    expired_back: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

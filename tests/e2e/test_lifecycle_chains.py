@@ -194,3 +194,38 @@ async def test_a_redo_of_a_supersede_says_which_memory_it_replaced_again(server_
     assert text.stdout == (
         f"{a} superseded again by {mb}: {a} leaves recall; {mb} is unchanged: Dave drives a Tesla\n"
     ), text.stderr
+
+
+async def test_forgetting_what_replaced_an_expired_fact_leaves_it_plainly_expired_and_says_so(server_env, tmp_path):
+    """B superseded A, which has expired since; forgetting B does not bring A back live (it has
+    expired), nor leaves it marked superseded by a memory that is gone: it is an expired memory,
+    and the reply names it."""
+    env = server_env()
+    with anyio.fail_after(180):
+        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            a = await call_ok(
+                session, "memwal_remember", text="Old hotel is Hilton", expires_at="2020-01-01", wait_ms=20000
+            )
+            a_id = a["memory_id"]
+            b = await call_ok(
+                session, "memwal_remember", text="New hotel is Marriott", supersedes=[a_id], wait_ms=20000
+            )
+            forgot = await session.call_tool("memwal_forget", {"memory_id": b["memory_id"]})
+            out = forgot.structured_content or {}
+            assert (out["live_again"], out["back_expired"]) == ([], [a_id]), out
+            assert f"{a_id}, which it superseded, is no longer superseded but has expired" in tool_text(forgot)
+            assert (await call_ok(session, "memwal_recall", query="hotel", limit=10))["hits"] == []
+            shown = await session.call_tool(
+                "memwal_recall", {"query": "hotel", "limit": 10, "include_expired": True, "include_superseded": True}
+            )
+            hits = (shown.structured_content or {})["hits"]
+            assert [(h["id"], h["expired"], h["superseded_by"]) for h in hits] == [(a_id, True, None)], hits
+            assert "superseded by" not in tool_text(shown)
+            history = await session.call_tool("memwal_history", {"memory_id": a_id})
+            assert (
+                (history.structured_content or {})["status"],
+                (history.structured_content or {})["superseded_by"],
+            ) == ("live", None)
+            assert "superseded by" not in tool_text(history)
+    purged = _cli(env, "purge", "--expired")
+    assert purged.returncode == 0 and a_id in purged.stdout, purged.stderr
