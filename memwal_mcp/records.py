@@ -157,12 +157,14 @@ class History:
     supersedes: list[str] = field(default_factory=list)  # memories this one replaced (still superseded)
     occurred_at: float | None = None  # when the fact happened, if the remember said so
     occurrences: int = 0  # exact repeats recorded on it
-    # Status of the memory that replaced it (live, retired, superseded, forgotten): one that is
-    # forgotten left it superseded only because it is past its expiry (purge erases it).
+    # Status of the memory that replaced it (live, retired, superseded, forgotten): forgotten only
+    # in a database whose forget, before this version, left an expired memory superseded.
     superseded_by_status: str | None = None
     # True when `memwal-mcp undo <superseded_by>` brings this memory back: the memory that
     # replaced it is live and that supersede is its last change.
     undo_restores: bool = False
+    # A live memory a queued correction supersedes: that job (recall and list leave it out already).
+    being_replaced_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +204,9 @@ class ForgetOutcome:
     # Memories the erased ones had superseded, live again (recall finds them; forget them too if
     # they should go as well).
     restored: tuple[str, ...] = ()
+    # Memories the erased ones had superseded that are past their expiry: no longer superseded,
+    # but expired, so still out of recall (include_expired shows them; purge --expired erases them).
+    expired_back: tuple[str, ...] = ()
     # Set when the id named an analyze request, whose source text is what was erased: the facts
     # extracted from it, which stay remembered (memory ids; job ids of those still queued).
     extracted: tuple[str, ...] | None = None
@@ -214,4 +219,6 @@ class ForgetOutcome:
 class UndoOutcome:
     memory_id: str
     body: str
-    restored: list[str]  # memories a CONSOLIDATE had folded in, live again
+    restored: list[str]  # memories live again on their own (what a merge folded in, a supersede replaced)
+    superseded_again: list[str] = field(default_factory=list)  # a redo of a supersede: replaced again
+    folded_again: list[str] = field(default_factory=list)  # a redo of a merge: folded in again

@@ -20,6 +20,7 @@ from .records import (
     MemoryPage,
     RecallResult,
     RememberOutcome,
+    UndoOutcome,
 )
 from .wording import agree, counted
 
@@ -314,6 +315,11 @@ class HistoryOut(BaseModel):
         False,
         description="True: memwal-mcp undo <superseded_by> brings this memory back (that supersede is its last change)",
     )
+    being_replaced_by: str | None = Field(
+        None,
+        description="A queued remember job (j_...) that supersedes this live memory: recall and list leave it out "
+        "already; forgetting that job brings it back",
+    )
 
     @classmethod
     def of(cls, history: History) -> HistoryOut:
@@ -345,6 +351,7 @@ class HistoryOut(BaseModel):
             supersedes=history.supersedes,
             superseded_by_status=history.superseded_by_status,
             undo_restores=history.undo_restores,
+            being_replaced_by=history.being_replaced_by,
         )
 
 
@@ -361,6 +368,9 @@ def history_text(out: HistoryOut) -> str:
         else:
             how = ""
         lines.append(f"superseded by {out.superseded_by}{how}")
+    if out.being_replaced_by:
+        by = out.being_replaced_by
+        lines.append(f"being replaced by queued job {by}: recall and list leave it out (forget {by} to keep it)")
     if out.supersedes:
         lines.append(f"supersedes {', '.join(out.supersedes)}")
     if out.expires_at:
@@ -397,6 +407,12 @@ class ForgetOut(BaseModel):
         description="Memories the erased one had superseded, live again (as an undo of the supersede would "
         "bring them back): recall finds them, forget them too if they should go",
     )
+    back_expired: list[str] = Field(
+        default=[],
+        description="Memories the erased one had superseded that are past their expiry: no longer superseded, "
+        "but expired, so recall and list still leave them out (include_expired shows them; purge --expired "
+        "erases them)",
+    )
     extracted: list[str] | None = Field(
         default=None,
         description="Set when memory_id named an analyze request (j_...), whose source text is what was erased: "
@@ -424,6 +440,7 @@ class ForgetOut(BaseModel):
             already_forgotten=outcome.already,
             job_id=outcome.job_id,
             live_again=list(outcome.restored),
+            back_expired=list(outcome.expired_back),
             extracted=list(outcome.extracted) if outcome.extracted is not None else None,
             source_requests=list(outcome.sources),
         )
@@ -436,16 +453,64 @@ class ForgetOut(BaseModel):
             return f"forgot the source text of analyze request {self.job_id}; {_facts_kept(self.extracted)}"
         jobs = f"{counted(self.erased_jobs, 'remember job')} erased"
         sources = f"; {sources_note(self.source_requests)}" if self.source_requests else ""
-        if self.job_id is not None and not self.erased_memories:
-            return f"forgot queued fact {self.job_id} before it was curated ({jobs}){sources}"
-        became = f" (the memory remember job {self.job_id} became)" if self.job_id is not None else ""
-        merged = len(self.erased_memories) - 1
-        folded = f"{counted(merged, 'memory')} merged into it and " if merged > 0 else ""
         back = ""
         if self.live_again:
             back = f"; {', '.join(self.live_again)}, which it superseded, {agree(len(self.live_again), 'is', 'are')}"
             back += " live again"
+        if self.back_expired:
+            named, n = ", ".join(self.back_expired), len(self.back_expired)
+            back += (
+                f"; {named}, which it superseded, {agree(n, 'is', 'are')} no longer superseded but"
+                f" {agree(n, 'has', 'have')} expired: recall leaves {agree(n, 'it', 'them')} out"
+                " (include_expired shows expired memories)"
+            )
+        if self.job_id is not None and not self.erased_memories:
+            return f"forgot queued fact {self.job_id} before it was curated ({jobs}){back}{sources}"
+        became = f" (the memory remember job {self.job_id} became)" if self.job_id is not None else ""
+        merged = len(self.erased_memories) - 1
+        folded = f"{counted(merged, 'memory')} merged into it and " if merged > 0 else ""
         return f"forgot {self.memory_id}{became} ({folded}{jobs}){back}{sources}"
+
+
+class UndoOut(BaseModel):
+    memory_id: str
+    body: str = Field(description="The memory's body now (a supersede and its redo leave it as it was)")
+    restored: list[str] = Field(
+        default=[],
+        description="Memories live again on their own: what the undone merge folded in or supersede replaced",
+    )
+    superseded_again: list[str] = Field(
+        default=[], description="A redo of a supersede: the memories replaced by memory_id again, out of recall"
+    )
+    folded_again: list[str] = Field(
+        default=[], description="A redo of a merge: the memories folded into memory_id again, out of recall"
+    )
+
+    @classmethod
+    def of(cls, outcome: UndoOutcome) -> UndoOut:
+        return cls(
+            memory_id=outcome.memory_id,
+            body=outcome.body,
+            restored=outcome.restored,
+            superseded_again=outcome.superseded_again,
+            folded_again=outcome.folded_again,
+        )
+
+    def summary(self) -> str:
+        """What the undo did, as the CLI says it: a redo that retires
+        memories again names them, never only the body it left unchanged."""
+        mid = self.memory_id
+        if self.superseded_again:
+            named = ", ".join(self.superseded_again)
+            left = agree(len(self.superseded_again), "leaves", "leave")
+            return f"{named} superseded again by {mid}: {named} {left} recall; {mid} is unchanged: {self.body}"
+        text = f"{mid} is back to: {self.body}"
+        if self.folded_again:
+            named = ", ".join(self.folded_again)
+            text += f"\nfolded in again (out of recall, merged into {mid}): {named}"
+        if self.restored:
+            text += "\nrestored: " + ", ".join(self.restored)
+        return text
 
 
 def sources_note(request_ids: list[str]) -> str:

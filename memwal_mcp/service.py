@@ -487,8 +487,8 @@ class MemoryService:
         text, the write-ahead log's older copies); keep a tombstone. A memory merged into another
         is refused unless `retired_too` (its text lives on in the merged body). The memories the
         erased ones had superseded are live again if those were current, as an undo of the
-        supersede brings them back (`restored`; one past its expiry stays superseded, for purge):
-        superseded by a memory that is gone, they would be in no recall. An erased memory that was
+        supersede brings them back (`restored`; one past its expiry is no longer superseded but
+        expired, `expired_back`): superseded by a memory that is gone, they would be in no recall. An erased memory that was
         superseded itself hands them to the one that superseded it (one chain, one current fact).
 
         When a reader's snapshot keeps the log from being emptied in time, the outcome says so
@@ -513,16 +513,17 @@ class MemoryService:
             done.already,
             done.via_job,
             done.restored,
-            extracted,
-            sources,
+            expired_back=done.expired_back,
+            extracted=extracted,
+            sources=sources,
         )
 
     async def undo(self, owner: str, memory_id: object) -> UndoOutcome:
         """An undo that would change nothing is an InvalidInput naming why (never a success)."""
         mid = validation.memory_id(memory_id)
-        body, restored = await self._store.write(lambda writer: writer.undo_last_change(owner, mid))
+        done = await self._store.write(lambda writer: writer.undo_last_change(owner, mid))
         self.worker.wake()  # restored bodies need vectors
-        return UndoOutcome(mid, body, restored)
+        return UndoOutcome(mid, done.body, list(done.restored), list(done.superseded_again), list(done.folded_again))
 
     async def expired(self, owner: str) -> list[str]:
         """Ids of the owner's memories expired by now: what `purge --expired` erases."""
@@ -531,7 +532,7 @@ class MemoryService:
 
     async def purge_expired(self, owner: str) -> list[ForgetOutcome]:
         """Forget every expired memory of the owner, as forget does (text gone, tombstones kept;
-        what an erased one superseded and is not expired is live again)."""
+        what an erased one superseded is no longer superseded: live again, or expired)."""
         done: list[ForgetOutcome] = []
         while ids := await self.expired(owner):
             for memory_id in ids:
@@ -710,6 +711,8 @@ def _history(reader: StoreReader, owner: str, memory_id: str) -> History:
     if status == "superseded" and replacement is not None and replacement[1] == "live":
         last = reader.revisions(replacement[0].pk)[:1]  # undo undoes only the last change
         undo_restores = bool(last) and last[0].decision == SUPERSEDED and row.id in last[0].merged_ids
+    # A queued correction supersedes a live memory already as recall and list read it (shown.py).
+    pending = reader.memories_by_pk([row.pk]).get(row.pk) if status == "live" else None
     merged_from = reader.retired_into(owner, memory_id)
     revisions = reader.revisions(row.pk)
     jobs = reader.jobs_for_memories(owner, [memory_id, *merged_from])
@@ -733,6 +736,7 @@ def _history(reader: StoreReader, owner: str, memory_id: str) -> History:
         row.occurrences if status != "forgotten" else 0,
         replacement[1] if replacement is not None else None,
         undo_restores,
+        pending.superseded_by if pending is not None else None,
     )
 
 

@@ -131,8 +131,9 @@ async def test_purging_an_expired_replacement_brings_the_old_fact_back(service: 
 
 
 async def test_a_superseded_fact_left_behind_offers_no_undo_that_would_be_refused(service: MemoryService):
-    """Past its expiry, a superseded fact stays superseded when its replacement is forgotten
-    (purge erases it); forgotten itself, it stays forgotten. Neither history offers the undo."""
+    """Past its expiry, a superseded fact is no longer superseded when its replacement is
+    forgotten, but expired (purge erases it); forgotten itself, it stays forgotten. Neither
+    history offers the undo, nor names a replacement that is gone."""
     expired = (await service.remember("local", "Flash sale on espresso beans", expires_at=PAST, wait_ms=10000)).job
     gone = (await service.remember("local", "The flash sale page is /flash", wait_ms=10000)).job
     new = (
@@ -149,11 +150,12 @@ async def test_a_superseded_fact_left_behind_offers_no_undo_that_would_be_refuse
     await service.forget("local", gone.memory_id)
     assert offered not in history_text(HistoryOut.of(await service.history("local", gone.memory_id)))
 
-    assert (await service.forget("local", new.memory_id)).restored == ()
+    forgot = await service.forget("local", new.memory_id)
+    assert (forgot.restored, forgot.expired_back) == ((), (expired.memory_id,))
     after = await service.history("local", expired.memory_id)
-    assert (after.status, after.superseded_by, after.superseded_by_status) == ("superseded", new.memory_id, "forgotten")
+    assert (after.status, after.superseded_by, after.superseded_by_status) == ("live", None, None)
     shown = history_text(HistoryOut.of(after))
-    assert "undo" not in shown and f"superseded by {new.memory_id}, forgotten since" in shown
+    assert "undo" not in shown and "superseded by" not in shown and "[expired " in shown, shown
     assert [outcome.memory_id for outcome in await service.purge_expired("local")] == [expired.memory_id]
 
 

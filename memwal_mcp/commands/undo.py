@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..schemas import UndoOut
 from ..service import MemoryService
 from .output import add_json_flag, emit
 
@@ -16,8 +17,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def run(service: MemoryService, args: argparse.Namespace) -> None:
-    outcome = await service.undo(service.settings.owner, args.memory_id)
-    text = f"{outcome.memory_id} is back to: {outcome.body}"
-    if outcome.restored:
-        text += "\nrestored: " + ", ".join(outcome.restored)
-    emit(args, {"memory_id": outcome.memory_id, "body": outcome.body, "restored": outcome.restored}, text)
+    out = UndoOut.of(await service.undo(service.settings.owner, args.memory_id))
+    emit(args, out.model_dump(), out.summary())

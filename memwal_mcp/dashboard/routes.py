@@ -382,6 +382,10 @@ class Dashboard:
                     f"Live again, as it had superseded them: {', '.join(done.restored)} (forget them too if they"
                     " should go)."
                 )
+            if done.expired_back:
+                session.flash.append(
+                    f"No longer superseded, but expired, so still out of search: {', '.join(done.expired_back)}."
+                )
             self._flash_kept(session, done)
         return RedirectResponse(f"{base(request)}/memories", status_code=303)
 
@@ -395,6 +399,10 @@ class Dashboard:
         memory_id = request.path_params["memory_id"]
         done = await self._service.undo(session.owner, memory_id)
         line = f"Undid the last change of {done.memory_id}: its previous body is back."
+        if done.superseded_again:
+            line = f"Superseded again by {done.memory_id}, out of recall: {', '.join(done.superseded_again)}."
+        if done.folded_again:
+            line += f" Folded in again, out of recall: {', '.join(done.folded_again)}."
         if done.restored:
             line += f" Live again on their own: {', '.join(done.restored)}."
         session.flash.append(line)

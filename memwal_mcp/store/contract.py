@@ -53,6 +53,7 @@ from .records import (
     StoredCopy,
     TokenRow,
     TombstoneRow,
+    Undone,
 )
 
 T = TypeVar("T")
@@ -405,12 +406,13 @@ class StoreWriter(StoreReader, Protocol):
     def forget_memory(self, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten:
         """A superseded memory is forgotten on its own (its text is in no other body). Erasing a
         current memory that superseded others (it, or one merged into it) brings them back live as
-        undoing the supersede does, except one past its expiry, which stays superseded for purge
-        (`Forgotten.restored` names those brought back). Erasing a memory superseded itself (the
+        undoing the supersede does (`Forgotten.restored`); one past its expiry is no longer
+        superseded either, but expired (`Forgotten.expired_back`), never left superseded by a
+        memory that is gone. Erasing a memory superseded itself (the
         middle of a chain A <- B <- C) re-points what it superseded to what superseded it (A is
         superseded by C, and C's supersede revisions name A), so the chain stays one current fact."""
 
-    def undo_last_change(self, owner: str, memory_id: str) -> tuple[str, list[str]]:
+    def undo_last_change(self, owner: str, memory_id: str) -> Undone:
         """Undoing a supersede (the revision `superseded`) brings the memories it replaced back
         live, body unchanged, with a revision `unsuperseded`; undoing that supersedes them again.
         Undoing a body change restores the body and the expiry the memory had with it. An undo

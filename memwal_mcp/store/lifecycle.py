@@ -6,9 +6,9 @@ Forget erases content: the memory's body, its previous bodies, the text of every
 in it, of memories a CONSOLIDATE folded into it, and of queued jobs repeating any of that text;
 it keeps a tombstone. How the bytes go (secure delete and the write-ahead log on SQLite, VACUUM
 on PostgreSQL, the full-text and vector rows) is the backend's. What the erased memories had
-superseded is settled here: an erased memory that was current gives them back live; one that
-was superseded itself (the middle of a chain A <- B <- C) hands them to its superseder, so the
-chain stays one current fact.
+superseded is settled here: an erased memory that was current gives them back (live, or plain
+expired when past their expiry); one that was superseded itself (the middle of a chain
+A <- B <- C) hands them to its superseder, so the chain stays one current fact.
 
 Undo restores the state a memory had before its last change, as a new revision: the body with
 its expiry, what a merge folded in, what a supersede replaced. An undo that would change
@@ -26,7 +26,7 @@ from ..errors import InvalidInput, NotFound
 from ..normalize import norm_key, normalize_text
 from ..records import SUPERSEDED, UNSUPERSEDED
 from .contract import StoreWriter
-from .records import Forgotten, MemoryState, nothing_undone
+from .records import Forgotten, MemoryState, Undone, nothing_undone
 
 # Revisions whose change folded a proposal (its job) into the body: undoing one splits it out.
 _FOLDING = ("updated", "consolidated", "appended")
@@ -51,6 +51,9 @@ class JobState:
     text: str
     decision: str | None
     memory_id: str | None
+    # What a queued job (a correction) supersedes, hidden from recall while it waits; empty for a
+    # job no longer queued (one that failed for good hides nothing).
+    pending_supersedes: tuple[str, ...] = ()
 
 
 class LifecycleTarget(Protocol):
@@ -150,7 +153,7 @@ def forget(
         if job.decision == "forgotten":
             return Forgotten((), 0, already=True, via_job=memory_id)
         if job.memory_id is None:
-            return _erase_queued(target, owner, memory_id, job)
+            return _erase_queued(writer, target, owner, memory_id, job)
         return replace(_erase(writer, target, owner, job.memory_id, retired_too), via_job=memory_id)
 
 
@@ -185,9 +188,10 @@ def _erase(writer: StoreWriter, target: LifecycleTarget, owner: str, memory_id: 
     # Memories folded together belong to one owner and lane.
     target.erase_memories(row.lane, pks, now)
     target.add_tombstones(owner, row.namespace, [(mid, jobs if mid == memory_id else 0) for mid in ids], now)
-    restored = _settle_superseded(target, owner, ids, now)
+    restored, expired = _settle_superseded(target, owner, ids, now)
     # The one asked for first.
-    return Forgotten((memory_id, *(mid for mid in ids if mid != memory_id)), jobs, restored=restored)
+    erased = (memory_id, *(mid for mid in ids if mid != memory_id))
+    return Forgotten(erased, jobs, restored=restored, expired_back=expired)
 
 
 def _folded_into(target: LifecycleTarget, owner: str, memory_id: str) -> list[tuple[int, str]]:
@@ -212,10 +216,13 @@ def _queued_repeats(target: LifecycleTarget, owner: str, ids: list[str], pks: li
     return [seq for seq, lane, text in target.queued_texts(lanes) if (lane, normalize_text(text)) in erased]
 
 
-def _erase_queued(target: LifecycleTarget, owner: str, job_id: str, job: JobState) -> Forgotten:
+def _erase_queued(writer: StoreWriter, target: LifecycleTarget, owner: str, job_id: str, job: JobState) -> Forgotten:
     """A job not curated (or failed): erased with the queued repeats of its text in its lane
     (curated later, they would bring the fact back). The worker's mark_done only finishes a job
-    still queued: one it is curating now is withdrawn."""
+    still queued: one it is curating now is withdrawn.
+
+    A queued correction already hid what it supersedes (shown.py): erased, it gives them back,
+    and says so as a forget of a curated correction does -- those still live and not expired."""
     wanted = normalize_text(job.text)
     seqs = [
         seq for seq, _, text in target.queued_texts([job.lane]) if seq != job.seq and normalize_text(text) == wanted
@@ -224,27 +231,40 @@ def _erase_queued(target: LifecycleTarget, owner: str, job_id: str, job: JobStat
     jobs = target.erase_job(owner, job_id, now)
     if seqs:
         jobs += target.erase_queued(seqs, None, now)
-    return Forgotten((), jobs, via_job=job_id)
+    back = []
+    for other in job.pending_supersedes:
+        found = writer.memory_by_id(owner, other)
+        if found is not None and found[1] == "live" and not found[0].expired(now):
+            back.append(other)
+    return Forgotten((), jobs, via_job=job_id, restored=tuple(back))
 
 
-def _settle_superseded(target: LifecycleTarget, owner: str, ids: Sequence[str], now: float) -> tuple[str, ...]:
-    """What the erased memories superseded. An erased memory that was current gives it back
-    live, as undoing the supersede would: superseded by a memory that is gone, it would be in
-    no recall, and the undo its history offers refused. One past its expiry stays as it is
-    (recall would not show it live either; purge --expired erases it); a forgotten one too.
+def _settle_superseded(
+    target: LifecycleTarget, owner: str, ids: Sequence[str], now: float
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the erased memories superseded. An erased memory that was current gives it back, as
+    undoing the supersede would: superseded by a memory that is gone, it would be in no recall,
+    and the undo its history offers refused. One past its expiry comes back as what it would be
+    had the erased memory never been: expired, out of recall (purge --expired erases it), never
+    marked superseded by a memory that no longer exists. A forgotten one stays forgotten.
 
     An erased memory that was superseded itself (the middle of a chain A <- B <- C) hands what
     it replaced to what replaced it: A is superseded by C, and C's supersede revisions name A,
-    so history and undo follow the chain. Returns those live again."""
+    so history and undo follow the chain. Returns (those live again, those back but expired)."""
     erased = set(ids)
     successors = {mid: by for mid, by in target.superseders(owner, ids) if by not in erased}
     for mid, by in successors.items():
         _repoint(target, owner, mid, by, now)
     current = [mid for mid in ids if mid not in successors]
     if not current:
-        return ()
-    revivable = target.superseded_by_any(owner, current, now)
-    return tuple(old for old, by in revivable if target.unsupersede(owner, old, by))
+        return (), ()
+    unexpired = {old for old, _ in target.superseded_by_any(owner, current, now)}
+    live: list[str] = []
+    expired: list[str] = []
+    for old, by in target.superseded_by_any(owner, current, None):
+        if target.unsupersede(owner, old, by):
+            (live if old in unexpired else expired).append(old)
+    return tuple(live), tuple(expired)
 
 
 def _repoint(target: LifecycleTarget, owner: str, erased_id: str, by_id: str, now: float) -> None:
@@ -261,7 +281,7 @@ def _repoint(target: LifecycleTarget, owner: str, erased_id: str, by_id: str, no
 # --- undo ------------------------------------------------------------------------
 
 
-def undo_last_change(writer: StoreWriter, target: LifecycleTarget, owner: str, memory_id: str) -> tuple[str, list[str]]:
+def undo_last_change(writer: StoreWriter, target: LifecycleTarget, owner: str, memory_id: str) -> Undone:
     """Restore the state before the last change as a new revision, and keep everything remembered.
 
     Undoing a merge (UPDATE, CONSOLIDATE, append) brings back the body with the expiry it had,
@@ -270,10 +290,13 @@ def undo_last_change(writer: StoreWriter, target: LifecycleTarget, owner: str, m
     in a memory that does. The undo's revision lists them, so undoing the undo ("redone") folds
     them in again, and undoing that brings them back once more. Undoing a supersede brings back
     what it replaced (body unchanged, a revision `unsuperseded`); undoing that supersedes them
-    again. An undo that would change nothing raises InvalidInput naming why, and writes nothing.
+    again. An undo that would change nothing raises InvalidInput naming why, and writes nothing;
+    so does a redo of a merge once a memory it would fold in again is no longer live (another
+    fact superseded it, a forget, a merge): the merged body holds that memory's text, and would
+    bring back as current a fact the user corrected since.
 
-    Returns (restored body, ids of memories brought back). They get their vectors from the
-    curation worker's backlog pass; recall scores them directly until then."""
+    Returns what it did (Undone). Memories brought back get their vectors from the curation
+    worker's backlog pass; recall scores them directly until then."""
     with writer.transaction():
         found = writer.memory_by_id(owner, memory_id)
         if found is None:
@@ -287,25 +310,29 @@ def undo_last_change(writer: StoreWriter, target: LifecycleTarget, owner: str, m
         undoable = history[0]  # the newest previous state comes back
         now = time.time()
         listed = list(undoable.merged_ids)
-        restored: list[str] = []
         if undoable.decision == SUPERSEDED:  # the body stayed; what it replaced comes back
             restored = [i for i in listed if target.unsupersede(owner, i, memory_id)]
             if not restored:
                 raise nothing_undone(memory_id, "superseded", [(i, _state(writer, owner, i)) for i in listed])
             target.note(owner, memory_id, UNSUPERSEDED, undoable.job_id, restored, now)
-            return undoable.body, restored
+            return Undone(undoable.body, restored=tuple(restored))
         if undoable.decision == UNSUPERSEDED:  # redo: replaced again
-            if not target.supersede(owner, listed, memory_id, undoable.job_id, now):
+            again = target.supersede(owner, listed, memory_id, undoable.job_id, now)
+            if not again:
                 raise nothing_undone(memory_id, "brought back", [(i, _state(writer, owner, i)) for i in listed])
-            return undoable.body, []
+            return Undone(undoable.body, superseded_again=tuple(again))
         if undoable.decision == "undone":
-            # Redo: what the undo brought back is folded in again, as a CONSOLIDATE folds.
+            # Redo: what the undo brought back is folded in again, as a CONSOLIDATE folds. All of
+            # it or nothing: the body it goes back to holds each one's text.
+            states = [(other, _state(writer, owner, other)) for other in listed]
+            moved = [(other, state) for other, state in states if state is None or state[0] != "live"]
+            if moved:
+                raise nothing_undone(memory_id, "brought back", moved)
             for other in listed:
                 got = writer.memory_by_id(owner, other)
-                if got is not None and got[1] == "live" and got[0].lane == row.lane:
-                    writer.retire(got[0].pk, memory_id, now)
-                    restored.append(other)
-            decision = "redone"
+                assert got is not None  # live, just read in this transaction
+                writer.retire(got[0].pk, memory_id, now)
+            restored, decision = list(listed), "redone"
         else:
             restored = [i for i in listed if target.unretire(owner, i, memory_id)]
             if undoable.decision in _FOLDING and undoable.job_id:
@@ -330,7 +357,9 @@ def undo_last_change(writer: StoreWriter, target: LifecycleTarget, owner: str, m
         # The expiry it had with that body comes back with it: a merge that renewed an expired
         # fact, undone, leaves it expired.
         target.set_expiry(row.pk, undoable.expires_at)
-    return undoable.body, restored if decision == "undone" else []
+    if decision == "redone":
+        return Undone(undoable.body, folded_again=tuple(restored))
+    return Undone(undoable.body, restored=tuple(restored))
 
 
 def _state(writer: StoreWriter, owner: str, memory_id: str) -> MemoryState | None:

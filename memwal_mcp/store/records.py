@@ -258,6 +258,21 @@ class Forgotten:
     via_job: str | None = None  # the job id asked for, when the fact was named by its remember job
     # Memories the erased ones had superseded, live again (as an undo of the supersede brings them).
     restored: tuple[str, ...] = ()
+    # Memories the erased ones had superseded that are past their expiry: no longer superseded
+    # (by a memory that is gone), but expired, so not live again (recall leaves them out;
+    # include_expired shows them, marked expired; purge --expired erases them).
+    expired_back: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Undone:
+    """What an undo did, every part of it said: a reply that names only the body would hide
+    that a redo retired other memories again."""
+
+    body: str  # the body the memory has now (unchanged by a supersede or its redo)
+    restored: tuple[str, ...] = ()  # memories live again on their own (undo of a merge or a supersede)
+    superseded_again: tuple[str, ...] = ()  # a redo of a supersede: replaced by the memory again
+    folded_again: tuple[str, ...] = ()  # a redo of a merge: folded into the memory again
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +285,11 @@ class StoredCopy:
     text: str
     expires_at: float | None = None
     superseded_by: str | None = None
+
+    @classmethod
+    def of(cls, row: MemoryRow) -> StoredCopy:
+        """A memory as recall reads it (its `superseded_by` a queued job's id while one replaces it)."""
+        return cls(row.id, row.norm_key, row.body, row.expires_at, row.superseded_by)
 
     def expired(self, now: float) -> bool:
         return self.expires_at is not None and self.expires_at <= now

@@ -9,6 +9,7 @@ exits non-zero.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from typing import Any
 
@@ -124,3 +125,107 @@ async def test_undoing_a_merge_into_an_expired_fact_leaves_it_expired(server_env
                 hits = {hit["id"]: hit for hit in shown["hits"]}
                 assert hits[old["memory_id"]]["expired"] is True
                 assert hits[old["memory_id"]]["expires_at"] == old["expires_at"]
+
+
+FLIGHT = "Kai's flight is LH400 at 09:00"
+GATE = "Kai's flight is LH400 at 09:00 from gate A1"
+CORRECTED = "Kai's flight is LH999 at 11:00 from gate C3"
+
+
+async def test_a_redo_of_a_merge_says_what_it_folds_in_and_refuses_a_corrected_fact(server_env, tmp_path):
+    """Undo an LLM merge (the proposal X on its own again), redo it (X folded in again, said),
+    undo once more, then correct X (Y supersedes it): undoing the merged memory again would bring
+    back the body holding X's text beside Y. It exits 2 naming why, and recall keeps Y current."""
+
+    def script(request: dict[str, Any]) -> Reply:
+        return Reply(f"UPDATE C1\n---\n{GATE}")
+
+    with ScriptedLLM(script) as llm:
+        env = server_env(MEMWAL_LLM__BASE_URL=llm.base_url, MEMWAL_LLM__MODEL="scripted", MEMWAL_LLM__TIMEOUT_S="5")
+        with anyio.fail_after(240):
+            async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+                m = (await call_ok(session, "memwal_remember", text=FLIGHT, wait_ms=20000))["memory_id"]
+                merged = await call_ok(session, "memwal_remember", text=GATE, wait_ms=20000)
+                assert (merged["decision"], merged["memory_id"]) == ("updated", m), merged
+        undone = json.loads(_cli(env, "undo", m, "--json").stdout)
+        (x,) = undone["restored"]
+        redo = _cli(env, "undo", m)
+        assert redo.returncode == 0, redo.stderr
+        assert redo.stdout == f"{m} is back to: {GATE}\nfolded in again (out of recall, merged into {m}): {x}\n"
+        assert json.loads(_cli(env, "undo", m, "--json").stdout)["restored"] == [x]
+        with anyio.fail_after(120):
+            async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+                y = await call_ok(session, "memwal_remember", text=CORRECTED, supersedes=[x], wait_ms=20000)
+        refused = _cli(env, "undo", m)
+        assert (refused.returncode, refused.stdout) == (2, "")
+        assert refused.stderr == (
+            f"memwal-mcp: error: nothing to undo for {m}: its last change brought back {x}, and since then"
+            f" {x} was superseded by {y['memory_id']}; nothing was changed\n"
+        )
+        with anyio.fail_after(120):
+            async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+                found = await call_ok(session, "memwal_recall", query="Kai flight", limit=10)
+                assert sorted((hit["id"], hit["text"]) for hit in found["hits"]) == sorted(
+                    [(m, FLIGHT), (y["memory_id"], CORRECTED)]
+                )
+
+
+async def test_a_redo_of_a_supersede_says_which_memory_it_replaced_again(server_env, tmp_path):
+    env = server_env()
+    with anyio.fail_after(180):
+        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            a = (await call_ok(session, "memwal_remember", text="Dave drives a Volvo", wait_ms=20000))["memory_id"]
+            b = await call_ok(session, "memwal_remember", text="Dave drives a Tesla", supersedes=[a], wait_ms=20000)
+    mb = b["memory_id"]
+    undone = _cli(env, "undo", mb)
+    assert undone.stdout == f"{mb} is back to: Dave drives a Tesla\nrestored: {a}\n", undone.stderr
+    redo = _cli(env, "undo", mb, "--json")
+    assert redo.returncode == 0, redo.stderr
+    assert json.loads(redo.stdout) == {
+        "memory_id": mb,
+        "body": "Dave drives a Tesla",
+        "restored": [],
+        "superseded_again": [a],
+        "folded_again": [],
+    }
+    again = _cli(env, "undo", mb)  # brings it back; and the redo once more, as text
+    assert again.stdout == f"{mb} is back to: Dave drives a Tesla\nrestored: {a}\n"
+    text = _cli(env, "undo", mb)
+    assert text.stdout == (
+        f"{a} superseded again by {mb}: {a} leaves recall; {mb} is unchanged: Dave drives a Tesla\n"
+    ), text.stderr
+
+
+async def test_forgetting_what_replaced_an_expired_fact_leaves_it_plainly_expired_and_says_so(server_env, tmp_path):
+    """B superseded A, which has expired since; forgetting B does not bring A back live (it has
+    expired), nor leaves it marked superseded by a memory that is gone: it is an expired memory,
+    and the reply names it."""
+    env = server_env()
+    with anyio.fail_after(180):
+        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            a = await call_ok(
+                session, "memwal_remember", text="Old hotel is Hilton", expires_at="2020-01-01", wait_ms=20000
+            )
+            a_id = a["memory_id"]
+            b = await call_ok(
+                session, "memwal_remember", text="New hotel is Marriott", supersedes=[a_id], wait_ms=20000
+            )
+            forgot = await session.call_tool("memwal_forget", {"memory_id": b["memory_id"]})
+            out = forgot.structured_content or {}
+            assert (out["live_again"], out["back_expired"]) == ([], [a_id]), out
+            assert f"{a_id}, which it superseded, is no longer superseded but has expired" in tool_text(forgot)
+            assert (await call_ok(session, "memwal_recall", query="hotel", limit=10))["hits"] == []
+            shown = await session.call_tool(
+                "memwal_recall", {"query": "hotel", "limit": 10, "include_expired": True, "include_superseded": True}
+            )
+            hits = (shown.structured_content or {})["hits"]
+            assert [(h["id"], h["expired"], h["superseded_by"]) for h in hits] == [(a_id, True, None)], hits
+            assert "superseded by" not in tool_text(shown)
+            history = await session.call_tool("memwal_history", {"memory_id": a_id})
+            assert (
+                (history.structured_content or {})["status"],
+                (history.structured_content or {})["superseded_by"],
+            ) == ("live", None)
+            assert "superseded by" not in tool_text(history)
+    purged = _cli(env, "purge", "--expired")
+    assert purged.returncode == 0 and a_id in purged.stdout, purged.stderr

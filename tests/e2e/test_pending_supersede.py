@@ -5,13 +5,14 @@ test needs."""
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from typing import Any
 
 import anyio
 import pytest
 
-from tests.e2e.conftest import call_ok, mcp_stdio_session, tool_text
+from tests.e2e.conftest import MEMWAL, call_ok, mcp_stdio_session, tool_text
 from tests.scripted_llm import Reply, ScriptedLLM
 
 pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
@@ -67,3 +68,40 @@ async def test_a_queued_correction_hides_the_old_fact_from_recall_and_list(serve
                 assert marks.get(old["memory_id"]) == curated["memory_id"], marks
         finally:
             release.set()
+
+
+async def test_a_queued_correction_shows_in_history_and_forget_query_and_forgetting_it_says_what_is_back(
+    server_env, tmp_path
+) -> None:
+    """With no worker on the database, the correction stays queued: the old fact's history names
+    the job about to replace it, a forget --query lists it with recall's mark, and forgetting the
+    job gives it back and says so (`live_again`), as forgetting a curated correction does."""
+    env = server_env()
+    idle = {**env, "MEMWAL_SERVER__WORKER": "false"}
+    with anyio.fail_after(240):
+        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            old = (await call_ok(session, "memwal_remember", text=OLD, wait_ms=20000))["memory_id"]
+        async with mcp_stdio_session(idle, tmp_path / "stderr.log") as (session, _):
+            new = await call_ok(session, "memwal_remember", text=NEW, supersedes=[old])
+            assert new["status"] == "queued", new
+            job = new["job_id"]
+            history = await session.call_tool("memwal_history", {"memory_id": old})
+            assert (history.structured_content or {})["being_replaced_by"] == job
+            assert f"being replaced by queued job {job}: recall and list leave it out" in tool_text(history)
+        listing = subprocess.run(
+            [str(MEMWAL), "forget", "--query", "API timeout", "--dry-run"],
+            env=idle,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert listing.returncode == 0, listing.stderr
+        (line,) = [line for line in listing.stdout.splitlines() if line.startswith(old)]
+        assert line.endswith(f"[being replaced by queued job {job}] {OLD}"), listing.stdout
+        async with mcp_stdio_session(idle, tmp_path / "stderr.log") as (session, _):
+            forgot = await session.call_tool("memwal_forget", {"memory_id": job})
+            assert (forgot.structured_content or {})["live_again"] == [old]
+            assert f"{old}, which it superseded, is live again" in tool_text(forgot), tool_text(forgot)
+            found = await call_ok(session, "memwal_recall", query="API timeout", limit=10)
+            assert [hit["id"] for hit in found["hits"]] == [old]

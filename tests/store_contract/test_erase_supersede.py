@@ -60,7 +60,10 @@ async def test_forgetting_the_replacement_brings_back_what_it_replaced(store: St
         await store.write(lambda w: w.undo_last_change("alice", new.id))
 
 
-async def test_what_it_replaced_stays_as_it_is_when_expired_or_forgotten(store: Store) -> None:
+async def test_what_it_replaced_comes_back_expired_when_past_its_expiry_and_a_forgotten_one_stays(store: Store) -> None:
+    """Past its expiry, what the erased memory replaced is what it would be had that memory never
+    been: expired, not live again, and never left superseded by a memory that is gone."""
+
     def build(w: StoreWriter) -> tuple[Stored, Stored, Stored, Stored]:
         expired = remember(w, "alice", "default", "Flash sale on espresso beans", expires_at=T0 - 60)
         gone = remember(w, "alice", "default", "The sale page is shop.example.com/flash", at=T0 + 1)
@@ -79,8 +82,12 @@ async def test_what_it_replaced_stays_as_it_is_when_expired_or_forgotten(store: 
     await store.write(lambda w: w.forget_memory("alice", gone.id))
     done = await store.write(lambda w: w.forget_memory("alice", new.id))
     assert (done.memory_ids, done.restored) == ((new.id,), (kept.id,))  # not yet expired: back
+    assert done.expired_back == (expired.id,)
     assert await store.read(_status, kept.id) == ("live", None)
-    assert await store.read(_status, expired.id) == ("superseded", new.id)
+    assert await store.read(_status, expired.id) == ("live", None)
+    assert expired.id not in [
+        m.id for m in await store.read(lambda r: r.list_memories("alice", None, None, None, 10, time.time()))
+    ]
     assert (await store.read(_status, gone.id))[0] == "forgotten"
     # Past its end it would be in no recall anyway: purge --expired erases it.
     assert await store.read(lambda r: r.expired_memories("alice", time.time(), 10)) == [expired.id]

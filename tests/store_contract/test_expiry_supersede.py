@@ -12,7 +12,7 @@ from memwal_mcp.errors import InvalidInput, NotFound
 from memwal_mcp.normalize import norm_key
 from memwal_mcp.records import ANALYZED, Job
 from memwal_mcp.store import Store, StoreReader, StoreWriter
-from memwal_mcp.store.records import JobRequest, KeyReused, SupersedeRefused, SupersedeUnknown
+from memwal_mcp.store.records import JobRequest, KeyReused, SupersedeRefused, SupersedeUnknown, Undone
 
 from .helpers import T0, Stored, curate_created, everything, lane_of, prepare_vectors, remember, unit_vectors
 
@@ -257,8 +257,8 @@ async def test_a_superseded_memory_leaves_the_indexes_and_undo_brings_it_back(st
 
     await store.read(superseded)
 
-    body, restored = await store.write(lambda w: w.undo_last_change("alice", new.id))
-    assert (body, restored) == ("User now prefers green tea", [old.id])
+    undone = await store.write(lambda w: w.undo_last_change("alice", new.id))
+    assert undone == Undone("User now prefers green tea", restored=(old.id,))
 
     def back(r: StoreReader) -> None:
         assert r.memories_by_pk([old.pk]).keys() == {old.pk}
@@ -270,7 +270,9 @@ async def test_a_superseded_memory_leaves_the_indexes_and_undo_brings_it_back(st
 
     await store.read(back)
     # Undoing the undo supersedes it again.
-    assert await store.write(lambda w: w.undo_last_change("alice", new.id)) == ("User now prefers green tea", [])
+    assert await store.write(lambda w: w.undo_last_change("alice", new.id)) == Undone(
+        "User now prefers green tea", superseded_again=(old.id,)
+    )
     assert (await store.read(lambda r: r.memory_by_id("alice", old.id)))[1] == "superseded"  # type: ignore[index]
     # A superseded memory is forgotten on its own; the one that replaced it stays.
     done = await store.write(lambda w: w.forget_memory("alice", old.id))

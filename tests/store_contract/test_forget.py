@@ -12,7 +12,7 @@ from memwal_mcp.errors import InvalidInput
 from memwal_mcp.normalize import norm_key
 from memwal_mcp.records import Job
 from memwal_mcp.store import Store, StoreReader, StoreWriter
-from memwal_mcp.store.records import Forgotten, JobWithdrawn
+from memwal_mcp.store.records import Forgotten, JobWithdrawn, Undone
 
 from .helpers import T0, Stored, everything, owner_totals, prepare_vectors, remember, unit_vectors
 
@@ -181,7 +181,7 @@ async def test_undo_restores_the_body_before_the_last_change(store: Store) -> No
     )
     assert (await store.read(lambda r: r.memories_by_pk([memory.pk])))[memory.pk].body == new
 
-    assert await store.write(lambda w: w.undo_last_change("alice", memory.id)) == (old, [])
+    assert await store.write(lambda w: w.undo_last_change("alice", memory.id)) == Undone(old)
     row = (await store.read(lambda r: r.memories_by_pk([memory.pk])))[memory.pk]
     assert row.body == old and row.norm_key == norm_key(old)
     history = await store.read(lambda r: r.revisions(memory.pk))
@@ -195,11 +195,11 @@ async def test_undoing_a_consolidate_brings_the_folded_memory_back(store: Store)
     a, b, merged = await store.write(_consolidate)
     assert await store.read(lambda r: r.memories_by_pk([b.pk])) == {}  # retired: out of every search
     assert [m.pk for m in (await store.read(lambda r: r.text_search([a.lane], ["qwerty"], 10)))[0]] == [a.pk]
-    body, restored = await store.write(lambda w: w.undo_last_change("alice", a.id))
-    assert body == "Alpha server runs in ZYXWVUT rack"
-    assert b.id in restored
+    undone = await store.write(lambda w: w.undo_last_change("alice", a.id))
+    assert undone.body == "Alpha server runs in ZYXWVUT rack"
+    assert b.id in undone.restored
     live = await store.read(lambda r: r.memories_by_pk([a.pk, b.pk]))
-    assert live[b.pk].body == "Beta server runs in QWERTY rack" and live[a.pk].body == body
+    assert live[b.pk].body == "Beta server runs in QWERTY rack" and live[a.pk].body == undone.body
     found, _ = await store.read(lambda r: r.text_search([a.lane], ["qwerty"], 10))
     assert b.pk in {m.pk for m in found}
     assert (await store.read(lambda r: r.revisions(a.pk)))[0].body == merged
@@ -241,9 +241,9 @@ async def test_forgetting_a_fact_an_undo_split_out_erases_it_from_the_merge_it_l
         return a, job.id
 
     a, _ = await store.write(build)
-    body, restored = await store.write(lambda w: w.undo_last_change("alice", a.id))
-    assert body == before
-    (b_id,) = restored
+    undone = await store.write(lambda w: w.undo_last_change("alice", a.id))
+    assert undone.body == before
+    (b_id,) = undone.restored
     assert any(_holds_secret(rev) for rev in await store.read(lambda r: r.revisions(a.pk)))
     await store.write(lambda w: w.forget_memory("alice", b_id))
     exported = await store.read(everything, "alice")

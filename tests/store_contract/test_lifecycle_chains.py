@@ -16,7 +16,7 @@ import pytest
 from memwal_mcp.errors import InvalidInput
 from memwal_mcp.normalize import norm_key
 from memwal_mcp.store import Store, StoreReader, StoreWriter
-from memwal_mcp.store.records import JobRequest
+from memwal_mcp.store.records import JobRequest, Undone
 
 from .helpers import T0, Stored, everything, remember
 
@@ -46,9 +46,10 @@ async def test_forgetting_a_middle_link_keeps_one_current_fact(store: Store) -> 
     (last, *_) = await store.read(lambda r: r.revisions(c.pk))
     assert (last.decision, last.merged_ids) == ("superseded", (a.id,))
     # So undoing C brings back the fact it now replaces, and redoing replaces it again.
-    assert await store.write(lambda w: w.undo_last_change("alice", c.id)) == (c.job.text, [a.id])
+    assert await store.write(lambda w: w.undo_last_change("alice", c.id)) == Undone(c.job.text, restored=(a.id,))
     assert await store.read(_status, a.id) == ("live", None)
-    await store.write(lambda w: w.undo_last_change("alice", c.id))
+    redone = await store.write(lambda w: w.undo_last_change("alice", c.id))
+    assert redone == Undone(c.job.text, superseded_again=(a.id,))
     assert await store.read(_status, a.id) == ("superseded", c.id)
 
 
@@ -126,8 +127,8 @@ async def test_undoing_a_merge_that_renewed_an_expired_fact_leaves_it_expired(st
 
     old = await store.write(build)
     assert await store.read(_expiry, old.id) is None  # said again without an end: renewed
-    body, restored = await store.write(lambda w: w.undo_last_change("alice", old.id))
-    assert body == old.job.text and len(restored) == 1  # the proposal, split out on its own
+    undone = await store.write(lambda w: w.undo_last_change("alice", old.id))
+    assert undone.body == old.job.text and len(undone.restored) == 1  # the proposal, split out on its own
     assert await store.read(_expiry, old.id) == T0 - 60
     assert await store.read(lambda r: r.expired_memories("alice", time.time(), 10)) == [old.id]
     # Redo: the merged state, with the expiry it had.
@@ -168,7 +169,7 @@ async def test_a_redo_whose_memory_was_superseded_again_is_refused_and_writes_no
         return old, new
 
     old, new = await store.write(build)
-    assert await store.write(lambda w: w.undo_last_change("alice", new.id)) == (new.job.text, [old.id])
+    assert await store.write(lambda w: w.undo_last_change("alice", new.id)) == Undone(new.job.text, restored=(old.id,))
     other = await store.write(
         lambda w: remember(w, "alice", "default", "The office is on floor 5", at=T0 + 2, supersedes=[old.id])
     )
@@ -177,3 +178,40 @@ async def test_a_redo_whose_memory_was_superseded_again_is_refused_and_writes_no
         await store.write(lambda w: w.undo_last_change("alice", new.id))
     assert await store.read(everything, "alice") == before
     assert await store.read(_status, old.id) == ("superseded", other.id)
+
+
+async def test_a_redo_of_a_merge_whose_proposal_was_corrected_since_is_refused(store: Store) -> None:
+    """Undo a merge (the proposal X comes back on its own), correct X (Y supersedes it), undo the
+    merged memory again: the redo would bring back the body holding X's text, so the corrected
+    fact would be current again beside Y. Refused, naming why, with nothing written."""
+
+    def build(w: StoreWriter) -> Stored:
+        old = remember(w, "alice", "default", "Kai's flight is LH400 at 09:00")
+        _merge(w, old, "Kai's flight leaves from gate A1", at=T0 + 1)
+        return old
+
+    old = await store.write(build)
+    undone = await store.write(lambda w: w.undo_last_change("alice", old.id))
+    (x,) = undone.restored
+    y = await store.write(
+        lambda w: remember(w, "alice", "default", "Kai's flight leaves from gate C3", at=T0 + 2, supersedes=[x])
+    )
+    before = await store.read(everything, "alice")
+    with pytest.raises(InvalidInput, match=rf"nothing to undo for {old.id}.*brought back {x}.*superseded by {y.id}"):
+        await store.write(lambda w: w.undo_last_change("alice", old.id))
+    assert await store.read(everything, "alice") == before
+    assert await store.read(_status, x) == ("superseded", y.id)
+
+
+async def test_a_redo_of_a_merge_says_what_it_folded_in_again(store: Store) -> None:
+    def build(w: StoreWriter) -> Stored:
+        old = remember(w, "alice", "default", "The standup is at 9:30")
+        _merge(w, old, "The standup is in room 4", at=T0 + 1)
+        return old
+
+    old = await store.write(build)
+    (x,) = (await store.write(lambda w: w.undo_last_change("alice", old.id))).restored
+    redone = await store.write(lambda w: w.undo_last_change("alice", old.id))
+    assert redone == Undone("The standup is at 9:30; The standup is in room 4", folded_again=(x,))
+    found = await store.read(lambda r: r.memory_by_id("alice", x))
+    assert found is not None and (found[1], found[2]) == ("retired", old.id)

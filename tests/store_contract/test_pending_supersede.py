@@ -96,3 +96,25 @@ async def test_only_a_queued_job_hides_and_only_what_it_names_of_its_owner(store
     new = await store.write(curate)
     listed = await store.read(_listed, True)
     assert (old.id, new) in listed and (new, None) in listed, listed
+
+
+async def test_forgetting_a_queued_correction_says_what_is_live_again(store: Store) -> None:
+    """The correction hid the old fact; erased before it was curated, it gives it back and says
+    so, as a forget of a curated correction does. A forget --query lists the hidden copy marked
+    by the job, as recall marks it."""
+    old, _, job = await store.write(_file)
+    copies = await store.read(lambda r: r.copies_of("alice", [old.lane], [norm_key(OLD)]))
+    assert [(c.id, c.superseded_by) for c in copies] == [(old.id, job.id)]
+    done = await store.write(lambda w: w.forget_memory("alice", job.id))
+    assert (done.memory_ids, done.via_job, done.restored) == ((), job.id, (old.id,))
+    assert (old.id, None) in await store.read(_listed, False)
+    copies = await store.read(lambda r: r.copies_of("alice", [old.lane], [norm_key(OLD)]))
+    assert [(c.id, c.superseded_by) for c in copies] == [(old.id, None)]
+
+
+async def test_forgetting_a_failed_correction_brings_nothing_back_it_did_not_hide(store: Store) -> None:
+    old, _, job = await store.write(_file)
+    await store.write(lambda w: w.mark_attempt_failed(job.id, "embedding failed", None, T0 + 3))
+    done = await store.write(lambda w: w.forget_memory("alice", job.id))
+    assert (done.via_job, done.restored) == (job.id, ())
+    assert (old.id, None) in await store.read(_listed, False)

@@ -19,22 +19,25 @@ from psycopg import Connection
 from ...normalize import norm_key
 from ...records import SUPERSEDED, UNSUPERSEDED
 from ..lifecycle import FoldedJob, JobState
-from ..records import StoredCopy
-from . import revisions, vectors
+from ..records import StoredCopy, ids_of
+from ..shown import with_ctes
+from . import memories, revisions, vectors
 
 
 def copies_of(conn: Connection, owner: str, lanes: Sequence[int], keys: Sequence[str]) -> list[StoredCopy]:
     """Every memory of the owner in the lanes with one of these normalized texts -- live, expired
-    or superseded -- and every such queued job (see the SQLite backend's lifecycle.copies_of)."""
+    or superseded (a live one a queued correction supersedes, as recall reads it) -- and every such
+    queued job (see the SQLite backend's lifecycle.copies_of)."""
     wanted = set(keys)
     if not wanted or not lanes:
         return []
+    shown = memories.reading_of(conn)
     found = [
-        StoredCopy(*row)
+        StoredCopy.of(memories.row(row))
         for row in conn.execute(
-            "SELECT id, norm_key, body, expires_at, superseded_by FROM memories WHERE owner = %s"
-            " AND (status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL)) AND lane_id = ANY(%s)"
-            " AND norm_key = ANY(%s) ORDER BY created_at, id",
+            f"{with_ctes(shown)}SELECT {shown.columns} FROM memories{shown.join} WHERE owner = %s"
+            " AND (status = 'live' OR (status = 'retired' AND memories.superseded_by IS NOT NULL))"
+            " AND lane_id = ANY(%s) AND norm_key = ANY(%s) ORDER BY memories.created_at, memories.id",
             (owner, list(lanes), sorted(wanted)),
         )
     ]
@@ -86,10 +89,11 @@ class PostgresLifecycle:
 
     def job_state(self, owner: str, job_id: str) -> JobState | None:
         row = self.conn.execute(
-            "SELECT seq, lane_id, text, decision, memory_id FROM remember_jobs WHERE owner = %s AND id = %s",
+            "SELECT seq, lane_id, text, decision, memory_id, CASE WHEN status = 'queued' THEN supersedes END"
+            " FROM remember_jobs WHERE owner = %s AND id = %s",
             (owner, job_id),
         ).fetchone()
-        return None if row is None else JobState(int(row[0]), int(row[1]), row[2], row[3], row[4])
+        return None if row is None else JobState(int(row[0]), int(row[1]), row[2], row[3], row[4], ids_of(row[5]))
 
     def merge_spans(self, owner: str, ids: Sequence[str], pks: Sequence[int]) -> list[tuple[int, int, int]]:
         rows = self.conn.execute(

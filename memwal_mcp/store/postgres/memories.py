@@ -44,7 +44,7 @@ _PLAIN = Shown("", MEMORY_COLUMNS, "", "status = 'live'")
 _PENDING = Shown(f"{_PENDING_CTE}, ", _SHOWN_COLUMNS, _PENDING_JOIN, "(status = 'live' AND ps.job_id IS NULL)")
 
 
-def _shown(conn: Connection) -> Shown:
+def reading_of(conn: Connection) -> Shown:
     has = conn.execute("SELECT 1 FROM remember_jobs WHERE status = 'queued' AND supersedes IS NOT NULL LIMIT 1")
     return _PENDING if has.fetchone() else _PLAIN
 
@@ -182,7 +182,7 @@ def counters(conn: Connection) -> dict[str, int]:
 
 
 def unembedded_in_lane(conn: Connection, lane: int, limit: int) -> list[MemoryRow]:
-    shown = _shown(conn)
+    shown = reading_of(conn)
     rows = conn.execute(
         f"{with_ctes(shown)}SELECT {shown.columns} FROM memories{shown.join}"
         " WHERE lane_id = %s AND status = 'live' AND vector_model IS NULL ORDER BY memories.pk DESC LIMIT %s",
@@ -234,7 +234,7 @@ def copies_by_key(
         "keys": wanted,
         "live_at": live_at,
     }
-    reading = _shown(conn)
+    reading = reading_of(conn)
     shown = _SHOWN_WITH_SUPERSEDED if superseded else reading.current
     rows = conn.execute(
         f"WITH {reading.ctes}m AS (SELECT memories.pk, id, norm_key, occurrences,"
@@ -283,7 +283,7 @@ def repeats_in_window(
 def memories_by_pk(conn: Connection, pks: Sequence[int]) -> dict[int, MemoryRow]:
     if not pks:
         return {}
-    shown = _shown(conn)
+    shown = reading_of(conn)
     rows = conn.execute(
         f"{with_ctes(shown)}SELECT {shown.columns} FROM memories{shown.join} WHERE status = 'live' AND memories.pk = ANY(%s)",
         (list(pks),),
@@ -348,7 +348,7 @@ def list_memories(
     those a queued job is superseding, which are hidden otherwise); with `since` / `until`, those
     that, or a repeat recorded on them, happened inside [since, until]; with `expired_by`, only
     those expired by then; with `superseded_only`, only the superseded ones (and those being)."""
-    shown = _shown(conn)
+    shown = reading_of(conn)
     if superseded_only:
         being = " OR (status = 'live' AND ps.job_id IS NOT NULL)" if shown.join else ""
         which = f"({_SUPERSEDED}{being})"

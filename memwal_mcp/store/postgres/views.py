@@ -41,6 +41,7 @@ from ..records import (
     StoredCopy,
     TokenRow,
     TombstoneRow,
+    Undone,
 )
 from . import (
     erasure,
@@ -432,7 +433,7 @@ class PostgresWriter(PostgresReader):
         # do once the old transaction has ended, so its answer must say whether VACUUM could.
         return replace(done, wal_cleared=erasure.vacuum(self.conn))
 
-    def undo_last_change(self, owner: str, memory_id: str) -> tuple[str, list[str]]:
+    def undo_last_change(self, owner: str, memory_id: str) -> Undone:
         return forget_and_undo.undo_last_change(self, lifecycle.PostgresLifecycle(self.conn), owner, memory_id)
 
     # --- tokens, reindex, import -----------------------------------------------

@@ -19,8 +19,9 @@ from ...records import SUPERSEDED, UNSUPERSEDED
 from .. import lifecycle
 from ..contract import StoreWriter
 from ..lifecycle import FoldedJob, JobState
-from ..records import Forgotten, StoredCopy
-from . import fts, revisions, vectors
+from ..records import Forgotten, MemoryRow, StoredCopy, Undone, ids_of
+from ..shown import with_ctes
+from . import fts, memories, revisions, vectors
 from .connection import BUSY_TIMEOUT_MS, kept_copies, truncate_wal
 
 log = logging.getLogger(__name__)
@@ -34,17 +35,20 @@ def copies_of(conn: sqlite3.Connection, owner: str, lanes: Sequence[int], keys: 
     live, expired or superseded: each still holds the text -- and every queued job: what recall
     collapsed into one hit, so what a forget of that hit must erase, or the fact comes straight
     back. A memory merged into another is not a copy: its text lives on in that body, and
-    forgetting that memory erases it."""
+    forgetting that memory erases it. A live one a queued correction supersedes is read as recall
+    reads it, `superseded_by` that job (store/shown.py)."""
     wanted = set(keys)
     if not wanted or not lanes:
         return []
     lane_marks = ",".join("?" * len(lanes))
+    shown = memories.reading_of(conn)
     found = [
-        StoredCopy(*row)
+        StoredCopy.of(MemoryRow(*row))
         for row in conn.execute(
-            f"SELECT id, norm_key, body, expires_at, superseded_by FROM memories WHERE owner = ?"
-            f" AND (status = 'live' OR (status = 'retired' AND superseded_by IS NOT NULL)) AND lane_id IN ({lane_marks})"
-            f" AND norm_key IN ({','.join('?' * len(wanted))}) ORDER BY created_at, id",
+            f"{with_ctes(shown)}SELECT {shown.columns} FROM memories{shown.join} WHERE owner = ?"
+            f" AND (status = 'live' OR (status = 'retired' AND memories.superseded_by IS NOT NULL))"
+            f" AND lane_id IN ({lane_marks}) AND norm_key IN ({','.join('?' * len(wanted))})"
+            " ORDER BY memories.created_at, memories.id",
             (owner, *lanes, *wanted),
         )
     ]
@@ -83,9 +87,7 @@ def forget_memory(
     return replace(done, wal_cleared=cleared)
 
 
-def undo_last_change(
-    writer: StoreWriter, conn: sqlite3.Connection, owner: str, memory_id: str
-) -> tuple[str, list[str]]:
+def undo_last_change(writer: StoreWriter, conn: sqlite3.Connection, owner: str, memory_id: str) -> Undone:
     return lifecycle.undo_last_change(writer, SQLiteLifecycle(conn), owner, memory_id)
 
 
@@ -133,10 +135,11 @@ class SQLiteLifecycle:
 
     def job_state(self, owner: str, job_id: str) -> JobState | None:
         row = self.conn.execute(
-            "SELECT seq, lane_id, text, decision, memory_id FROM remember_jobs WHERE owner = ? AND id = ?",
+            "SELECT seq, lane_id, text, decision, memory_id, CASE WHEN status = 'queued' THEN supersedes END"
+            " FROM remember_jobs WHERE owner = ? AND id = ?",
             (owner, job_id),
         ).fetchone()
-        return None if row is None else JobState(*row)
+        return None if row is None else JobState(row[0], row[1], row[2], row[3], row[4], ids_of(row[5]))
 
     def merge_spans(self, owner: str, ids: Sequence[str], pks: Sequence[int]) -> list[tuple[int, int, int]]:
         job_ids = [

@@ -53,7 +53,7 @@ _PLAIN = Shown("", _MEMORY_COLUMNS, "", "status = 'live'")
 _PENDING = Shown(f"{_PENDING_CTE}, ", _SHOWN_COLUMNS, _PENDING_JOIN, "(status = 'live' AND ps.job_id IS NULL)")
 
 
-def _shown(conn: sqlite3.Connection) -> Shown:
+def reading_of(conn: sqlite3.Connection) -> Shown:
     has = conn.execute("SELECT 1 FROM remember_jobs WHERE status = 'queued' AND supersedes IS NOT NULL LIMIT 1")
     return _PENDING if has.fetchone() else _PLAIN
 
@@ -193,7 +193,7 @@ def counters(conn: sqlite3.Connection) -> dict[str, int]:
 
 def unembedded_in_lane(conn: sqlite3.Connection, lane: int, limit: int) -> list[MemoryRow]:
     """Live memories of one lane that have no vector yet, so recall can score them itself."""
-    shown = _shown(conn)
+    shown = reading_of(conn)
     rows = conn.execute(
         f"{with_ctes(shown)}SELECT {shown.columns} FROM memories{shown.join}"
         " WHERE lane_id = ? AND status = 'live' AND vector_model IS NULL ORDER BY memories.rowid DESC LIMIT ?",
@@ -249,7 +249,7 @@ def copies_by_key(
         "llm": FOLDED_BY_LLM,
         "live_at": live_at,
     }
-    reading = _shown(conn)
+    reading = reading_of(conn)
     shown = _SHOWN_WITH_SUPERSEDED if superseded else reading.current
     params.update({f"l{i}": lane for i, lane in enumerate(lanes)})
     lane_marks = ",".join(f":l{i}" for i in range(len(lanes)))
@@ -313,7 +313,7 @@ def memories_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[i
     if not rowids:
         return {}
     marks = ",".join("?" * len(rowids))
-    shown = _shown(conn)
+    shown = reading_of(conn)
     rows = conn.execute(
         f"{with_ctes(shown)}SELECT {shown.columns} FROM memories{shown.join}"
         f" WHERE status = 'live' AND memories.rowid IN ({marks})",
@@ -383,7 +383,7 @@ def list_memories(
     those a queued job is superseding, which are hidden otherwise); with `since` / `until`, those
     that, or a repeat recorded on them, happened inside [since, until]; with `expired_by`, only
     those expired by then; with `superseded_only`, only the superseded ones (and those being)."""
-    shown = _shown(conn)
+    shown = reading_of(conn)
     if superseded_only:
         being = " OR (status = 'live' AND ps.job_id IS NOT NULL)" if shown.join else ""
         which = f"({_SUPERSEDED}{being})"

@@ -38,6 +38,7 @@ from ..records import (
     StoredCopy,
     TokenRow,
     TombstoneRow,
+    Undone,
 )
 from . import (
     fts,
@@ -425,7 +426,7 @@ class SQLiteWriter(SQLiteReader):
     def forget_memory(self, owner: str, memory_id: str, retired_too: bool = False) -> Forgotten:
         return lifecycle.forget_memory(self, self.conn, owner, memory_id, retired_too)
 
-    def undo_last_change(self, owner: str, memory_id: str) -> tuple[str, list[str]]:
+    def undo_last_change(self, owner: str, memory_id: str) -> Undone:
         return lifecycle.undo_last_change(self, self.conn, owner, memory_id)
 
     # --- tokens, reindex, import -----------------------------------------------
