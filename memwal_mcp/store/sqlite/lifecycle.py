@@ -187,6 +187,8 @@ def _erase(conn: sqlite3.Connection, owner: str, memory_id: str, retired_too: bo
             [(mid, owner, namespace, jobs if mid == memory_id else 0, now) for mid in ids],
         )
         restored = _unsupersede_replaced_by(conn, owner, ids, now)
+    if table is not None:  # after the commit: a big lane's sidecar file holds the vectors too
+        vectors.erase_from_file(conn, table, lane, rowids)
     # The one asked for first.
     return Forgotten((memory_id, *(mid for mid in ids if mid != memory_id)), jobs, restored=restored)
 
