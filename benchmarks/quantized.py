@@ -135,7 +135,7 @@ def _lane_search(db: Path):  # -> (conn, VectorSearch factory)
     return conn, lambda: vectors.vector_search(conn, lane)
 
 
-def child(mode: str, db: Path, queries_file: Path, out: Path) -> None:
+def child(mode: str, db: Path, queries_file: Path, out: Path, heads_rows: int | None) -> None:
     """One measurement in this process: `before` (the lane loaded as before heads: floats in
     memory, exact scans), or `after` (heads and the sidecar file)."""
     from memwal_mcp.store.sqlite import matrix, matrix_sync
@@ -144,6 +144,8 @@ def child(mode: str, db: Path, queries_file: Path, out: Path) -> None:
     result: dict[str, Any] = {"rss_start": _rss()}
     if mode == "before":
         matrix_sync.HEADS_ROWS = 1 << 62
+    elif heads_rows is not None:
+        matrix_sync.HEADS_ROWS = heads_rows
     started = time.perf_counter()
     conn, search = _lane_search(db)
     lane_search = search()
@@ -184,25 +186,26 @@ def child(mode: str, db: Path, queries_file: Path, out: Path) -> None:
     out.write_text(json.dumps(result))
 
 
-def _run_child(mode: str, db: Path, queries_file: Path, workdir: Path) -> dict[str, Any]:
+def _run_child(mode: str, db: Path, queries_file: Path, workdir: Path, heads_rows: int | None) -> dict[str, Any]:
     out = workdir / f"{db.stem}-{mode}.json"
+    extra = [] if heads_rows is None else ["--heads-rows", str(heads_rows)]
     subprocess.run(
         [sys.executable, "-m", "benchmarks.quantized", "--child", mode, "--db", str(db), "--queries-file",
-         str(queries_file), "--out", str(out)],
+         str(queries_file), "--out", str(out), *extra],
         check=True,
     )  # fmt: skip
     return json.loads(out.read_text())
 
 
-def measure(n: int, workdir: Path, bases: int) -> dict[str, Any]:
+def measure(n: int, workdir: Path, bases: int, heads_rows: int | None = None) -> dict[str, Any]:
     db, queries = _fixture(workdir, n, bases)
     queries_file = workdir / f"queries-{n}.npy"
     np.save(queries_file, queries)
     for old in workdir.glob(f"quantized-{n}.db.lane-*.vec"):
         old.unlink()
-    before = _run_child("before", db, queries_file, workdir)
-    build = _run_child("after", db, queries_file, workdir)  # no sidecar yet: loads, writes it
-    after = _run_child("after", db, queries_file, workdir)  # a restart: maps it
+    before = _run_child("before", db, queries_file, workdir, None)
+    build = _run_child("after", db, queries_file, workdir, heads_rows)  # no sidecar yet: loads, writes it
+    after = _run_child("after", db, queries_file, workdir, heads_rows)  # a restart: maps it
     overlap = [len(set(a) & set(b)) / K for a, b in zip(after["top"], before["top"])]
     sidecar = next(workdir.glob(f"quantized-{n}.db.lane-*.vec"), None)
     return {
@@ -258,12 +261,13 @@ def main() -> None:
     parser.add_argument("--db", type=Path)
     parser.add_argument("--queries-file", type=Path)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--heads-rows", type=int, help="lanes from this size keep heads (matrix_sync.HEADS_ROWS)")
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.db, args.queries_file, args.out)
+        child(args.child, args.db, args.queries_file, args.out, args.heads_rows)
         return
     args.workdir.mkdir(parents=True, exist_ok=True)
-    results = [measure(n, args.workdir, args.bases) for n in args.memories]
+    results = [measure(n, args.workdir, args.bases, args.heads_rows) for n in args.memories]
     (args.workdir / "quantized.json").write_text(json.dumps(results, indent=2))
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for r in results:

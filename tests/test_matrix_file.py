@@ -192,6 +192,8 @@ async def test_forget_zeroes_the_memory_row_in_the_lane_file(make_settings, embe
     rowid = int(mapped.rowids[position])
     stored = np.asarray(mapped.blocks[0][position]).tobytes()  # the row as the file holds it (rotated)
     assert stored in path.read_bytes()
+    left_by_reindex = path.with_name(path.name.replace(f".{table}.vec", ".memory_vectors_old.vec"))
+    left_by_reindex.write_bytes(path.read_bytes())  # a sidecar of the vector table before a reindex
     conn = connect(settings.db_path)
     try:
         (memory_id,) = conn.execute("SELECT id FROM memories WHERE rowid = ?", (rowid,)).fetchone()
@@ -204,7 +206,7 @@ async def test_forget_zeroes_the_memory_row_in_the_lane_file(make_settings, embe
     parts, floats_at, _ = matrix_file._offsets(dim, width, len(FACTS))
     heads_at = parts[3][1]
     data = path.read_bytes()
-    assert stored not in data
+    assert stored not in data and stored not in left_by_reindex.read_bytes()
     assert data[floats_at + position * dim * 4 : floats_at + (position + 1) * dim * 4] == b"\0" * (dim * 4)
     assert data[heads_at + position * width * 4 : heads_at + (position + 1) * width * 4] == b"\0" * (width * 4)
     _restart()  # the file still passes its checks, and the forgotten memory is not in the lane

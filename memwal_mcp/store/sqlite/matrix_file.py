@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import logging
 import os
 import struct
@@ -49,6 +50,12 @@ def path_for(database: str, table: str, lane: int) -> Path | None:
     if not database or database == ":memory:":
         return None
     return Path(f"{database}.lane-{lane}.{table}.vec")
+
+
+def lane_files(path: Path, lane: int) -> list[Path]:
+    """Every sidecar of this lane beside `path` (one per vector table that had one)."""
+    prefix = path.name[: path.name.index(f".lane-{lane}.") + len(f".lane-{lane}.")]
+    return sorted(p for p in path.parent.glob(f"{glob.escape(prefix)}*.vec") if p.name.startswith(prefix))
 
 
 def _inode(database: str) -> int:

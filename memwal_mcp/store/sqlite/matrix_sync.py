@@ -363,8 +363,11 @@ def cosines(
 
 
 def erase_from_file(conn: sqlite3.Connection, table: str, lane: int, rowids: list[int]) -> None:
-    """Zero these (forgotten) memories' rows in the lane's sidecar, if it has one."""
-    path = matrix_file.path_for(_database_path(conn), table, lane)
-    if path is not None and path.exists():
+    """Zero these (forgotten) memories' rows in the lane's sidecar files: the current vector
+    table's, and any a reindex left behind for an earlier table."""
+    current = matrix_file.path_for(_database_path(conn), table, lane)
+    if current is None:
+        return
+    for path in matrix_file.lane_files(current, lane):
         with matrix_file.locked(path):
             matrix_file.erase(path, rowids)
