@@ -52,6 +52,36 @@ def test_heads_then_exact_rescoring_rank_as_the_exact_scan_on_a_small_lane(monke
         assert [rowid for rowid, _ in hits] == [rowid for _, rowid in above]
 
 
+def test_rows_changed_after_mapping_are_rescored_from_memory_not_from_the_file(tmp_path, monkeypatch):
+    """The file keeps the rows as written; a row this process moved or replaced since must be
+    read from its copy-on-write mapping, never from the file."""
+    monkeypatch.setattr(matrix, "HEAD_DIMS", 16)
+    monkeypatch.setattr(matrix, "RESCORE_ROWS", 40)
+    rng = np.random.default_rng(9)
+    dim = 32
+    mix = rng.standard_normal((10, dim)).astype(np.float32)
+    vectors = _unit(rng.standard_normal((200, 10)).astype(np.float32) @ mix)
+    lane = matrix.LaneMatrix(1, dim)
+    lane.append(np.arange(1, 201, dtype=np.int64), vectors)
+    lane.rotate()
+    lane.keep_heads()
+    database = tmp_path / "memwal.db"
+    database.write_bytes(b"")
+    path = tmp_path / "lane.vec"
+    matrix_file.write(path, str(database), lane)
+    mapped = matrix_file.read(path, str(database), dim)
+    assert mapped is not None and mapped.mapped is not None
+    replaced = _unit(rng.standard_normal((1, 10)).astype(np.float32) @ mix)[0]
+    mapped.drop(17)  # row 199 moves into row 16
+    mapped.put(40, replaced)
+    vectors[39] = replaced
+    ids = np.array([i for i in range(1, 201) if i != 17])
+    for query in np.vstack([_unit(rng.standard_normal((20, 10)).astype(np.float32) @ mix), replaced]):
+        exact = vectors[ids - 1] @ query
+        order = np.argsort(-exact, kind="stable")[:8]
+        assert [pk for pk, _ in matrix.nearest_in(mapped, query, 8)] == [int(ids[i]) for i in order]
+
+
 @pytest.fixture
 def small_thresholds(monkeypatch):
     monkeypatch.setattr(matrix_sync, "ROTATE_ROWS", 8)
@@ -114,7 +144,7 @@ async def test_the_lane_file_is_written_and_a_restart_maps_it_without_reading_ev
     before = _sync(settings)
     _restart()
     after = _sync(settings)
-    assert after is not before and isinstance(after.mapped, np.memmap) and after.heads is not None
+    assert after is not before and isinstance(after.mapped, matrix.FileRows) and after.heads is not None
     assert path.stat().st_ino == written.st_ino and path.stat().st_mtime_ns == written.st_mtime_ns  # not rebuilt
     assert sorted(after.rowids[: after.size].tolist()) == sorted(before.rowids[: before.size].tolist())
     query = embedder.embed_query("which rack runs service k")
@@ -126,9 +156,12 @@ async def test_the_lane_file_is_written_and_a_restart_maps_it_without_reading_ev
     assert [rowid for rowid, _ in matrix.nearest_in(after, query, 5)] == best
 
 
+@pytest.mark.parametrize("rewritten", [False, True])
 async def test_a_stale_file_is_brought_up_to_date_and_never_answers_past_its_version(
-    make_settings, embedder, small_thresholds
+    make_settings, embedder, small_thresholds, monkeypatch, rewritten
 ):
+    if rewritten:  # far enough behind to be written again, from the mapped rows and the changed ones
+        monkeypatch.setattr(matrix_sync, "REWRITE_CHANGES", 0)
     settings = make_settings(recall={"mode": "dense"})
     await _filled(settings, embedder)
     table, dim, lane = _lane(settings)
@@ -150,6 +183,14 @@ async def test_a_stale_file_is_brought_up_to_date_and_never_answers_past_its_ver
     finally:
         conn.close()
     assert body == "The coffee grinder in the kitchen is set to fine"
+    assert (_header(path)[3] == fresh.version) is rewritten
+    _restart()
+    again = _sync(settings)
+    query = embedder.embed_query("which rack runs service k")
+    exact = again.scores(query)
+    best = [int(again.rowids[i]) for i in np.argsort(-exact, kind="stable")[:5]]
+    assert [pk for pk, _ in matrix.nearest_in(again, query, 5)] == best
+    assert again.size == len(FACTS) + 1
 
 
 @pytest.mark.parametrize("damage", ["truncate", "checksum", "float row", "deleted"])

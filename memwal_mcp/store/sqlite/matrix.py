@@ -48,7 +48,7 @@ _BOUND_SLACK = 1e-3  # float32 rounding in the rotated coordinates and the bound
 SCAN_THREADS = min(4, os.cpu_count() or 1)
 # A lane with heads (see LaneMatrix.keep_heads; matrix_sync.HEADS_ROWS) answers a recall from
 # the RESCORE_ROWS rows whose first HEAD_DIMS coordinates score best, each then scored exactly.
-HEAD_DIMS = 96
+HEAD_DIMS = 64
 RESCORE_ROWS = 1024
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -62,6 +62,26 @@ def _scan_pool() -> ThreadPoolExecutor | None:
         if _pool is None:
             _pool = ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="memwal-scan")
         return _pool
+
+
+class FileRows:
+    """The first `count` rows of a lane mapped from its sidecar file (matrix_file), and the
+    file open for reading them. A search reads the rows it rescores with pread, not through
+    the mapping: on this kernel a fault maps the page cache's whole large folio around the
+    row (1,024 rescored rows put 1.1 GB of file pages in RSS), a read puts nothing there.
+    `dirty` marks the rows this process changed (copy-on-write), which only the mapping holds."""
+
+    __slots__ = ("count", "dirty", "fd", "mapping", "offset")
+
+    def __init__(self, fd: int, offset: int, count: int, mapping: np.ndarray) -> None:
+        self.fd, self.offset, self.count, self.mapping = fd, offset, count, mapping
+        self.dirty = np.zeros(count, dtype=bool)
+
+    def mark(self, start: int, stop: int) -> None:
+        self.dirty[min(start, self.count) : min(stop, self.count)] = True
+
+    def __del__(self) -> None:
+        os.close(self.fd)
 
 
 @dataclass
@@ -81,7 +101,7 @@ class LaneMatrix:
     basis: np.ndarray | None = None  # (dim, dim) float32, rows = principal directions; rows stored as basis @ v
     tails: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float32))  # |row[PREFIX_DIMS:]|
     heads: np.ndarray | None = None  # (capacity, HEAD_DIMS) float32: each row's first coordinates, contiguous
-    mapped: object | None = None  # the sidecar file (matrix_file) the full blocks are mapped from
+    mapped: FileRows | None = None  # the sidecar file (matrix_file) the first blocks are mapped from
 
     @property
     def capacity(self) -> int:
@@ -115,6 +135,8 @@ class LaneMatrix:
         return self.blocks[index // BLOCK_ROWS][index % BLOCK_ROWS]
 
     def _set_rows(self, start: int, vectors: np.ndarray) -> None:
+        if self.mapped is not None:
+            self.mapped.mark(start, start + len(vectors))
         done = 0
         while done < len(vectors):
             index = start + done
@@ -148,6 +170,8 @@ class LaneMatrix:
         else:
             row = self._in_basis(vector)
             self._row(index)[:] = row
+            if self.mapped is not None:
+                self.mapped.mark(index, index + 1)
             if self.basis is not None:
                 self.tails[index] = np.linalg.norm(row[PREFIX_DIMS:])
             if self.heads is not None:
@@ -183,7 +207,7 @@ class LaneMatrix:
 
     def keep_heads(self) -> None:
         """Keep each row's first HEAD_DIMS coordinates (in the lane's basis) in one contiguous
-        array beside the rows: a quarter of their bytes, and in a rotated lane most of each
+        array beside the rows: a sixth of their bytes, and in a rotated lane most of each
         vector's length, so a scan of the heads ranks the rows almost as the full scan does
         (overlap@10 in benchmarks/README.md) and the full rows -- mapped from the lane's file
         -- are read only for the few it picks."""
@@ -203,6 +227,8 @@ class LaneMatrix:
             moved = int(self.rowids[last])
             self.rowids[index] = moved
             self._row(index)[:] = self._row(last)
+            if self.mapped is not None:
+                self.mapped.mark(index, index + 1)
             self.tails[index] = self.tails[last]
             if self.heads is not None:
                 self.heads[index] = self.heads[last]
@@ -246,30 +272,51 @@ class LaneMatrix:
         return out
 
     def best_heads(self, query: np.ndarray, count: int) -> np.ndarray:
-        """Indices of the `count` rows whose heads score best against the (rotated) query."""
+        """Indices of the `count` rows whose heads score best against the (rotated) query.
+        Each core takes a range and keeps its own best `count` (a partial sort of 1M floats
+        on one thread costs half as much as the scan), then those few are merged."""
         heads = self.heads
         assert heads is not None
         head = np.ascontiguousarray(query[: heads.shape[1]])
-        partial = np.empty(self.size, dtype=np.float32)
 
-        def scan(lo: int, hi: int) -> None:
-            np.dot(heads[lo:hi], head, out=partial[lo:hi])
+        def best(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+            partial = heads[lo:hi] @ head
+            if hi - lo > count:
+                top = np.argpartition(-partial, count - 1)[:count]
+                return top + lo, partial[top]
+            return np.arange(lo, hi), partial
 
         pool = _scan_pool() if self.size >= SPLIT_ROWS else None
         if pool is None:
-            scan(0, self.size)
+            found = [best(0, self.size)]
         else:
             step = math.ceil(self.size / SCAN_THREADS)
-            list(pool.map(lambda lo: scan(lo, min(self.size, lo + step)), range(0, self.size, step)))
-        return np.argpartition(-partial, count - 1)[:count]
+            found = list(pool.map(lambda lo: best(lo, min(self.size, lo + step)), range(0, self.size, step)))
+        indices = np.concatenate([i for i, _ in found])
+        scores = np.concatenate([s for _, s in found])
+        if len(indices) > count:
+            indices = indices[np.argpartition(-scores, count - 1)[:count]]
+        return np.sort(indices)  # in file order: the rows are read front to back
 
     def gather(self, indices: np.ndarray) -> np.ndarray:
-        """These rows as stored, block by block (a mapped block reads only their pages)."""
+        """These rows as stored: those the sidecar file holds unchanged read from it (see
+        FileRows), the others block by block."""
+        indices = np.asarray(indices, dtype=np.int64)
         out = np.empty((len(indices), self.dim), dtype=np.float32)
-        block, offset = np.divmod(np.asarray(indices, dtype=np.int64), BLOCK_ROWS)
+        from_file = np.zeros(len(indices), dtype=bool)
+        if self.mapped is not None:
+            file = self.mapped
+            from_file = indices < file.count
+            from_file[from_file] = ~file.dirty[indices[from_file]]
+            width = self.dim * 4
+            for j, i in zip(np.flatnonzero(from_file).tolist(), indices[from_file].tolist()):
+                if os.preadv(file.fd, [out[j]], file.offset + i * width) != width:
+                    raise OSError(f"lane file ended before row {i}")
+        rest = np.flatnonzero(~from_file)
+        block, offset = np.divmod(indices[rest], BLOCK_ROWS)
         for b in np.unique(block):
             picked = block == b
-            out[picked] = self.blocks[int(b)][offset[picked]]
+            out[rest[picked]] = self.blocks[int(b)][offset[picked]]
         return out
 
     def rows(self, indices: list[int]) -> np.ndarray:
@@ -287,9 +334,7 @@ class LaneMatrix:
 
     def _stored(self, indices: list[int]) -> np.ndarray:
         """These rows as stored (in the lane's basis, if it has one)."""
-        if not indices:
-            return np.empty((0, self.dim), np.float32)
-        return np.stack([self._row(i) for i in indices])
+        return self.gather(np.asarray(indices, dtype=np.int64))
 
 
 def nearest_in(matrix: LaneMatrix, query: np.ndarray, k: int) -> list[VectorMatch]:
@@ -406,7 +451,7 @@ def _pruned_scan(
         for run in np.split(np.arange(len(flat)), np.flatnonzero(np.diff(queries)) + 1):
             q = int(queries[run[0]])
             candidates = near[run]
-            exact = rows[candidates] @ rotated[q]
+            exact = matrix.gather(candidates + start) @ rotated[q]
             hit = exact >= bar[q]
             scores = keep(q, candidates[hit] + start, exact[hit])
             if len(scores) >= k:

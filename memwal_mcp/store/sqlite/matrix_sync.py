@@ -36,7 +36,7 @@ ROTATE_ROWS = 1 << 16
 # A lane this big also keeps its rows' heads (matrix.LaneMatrix.keep_heads) and a sidecar
 # file (matrix_file) its float rows are mapped from: a recall scans the heads and rescores
 # the best RESCORE_ROWS rows exactly.
-HEADS_ROWS = 1 << 17
+HEADS_ROWS = ROTATE_ROWS
 # A sidecar this many versions behind is written again once the changes are applied.
 REWRITE_CHANGES = 4096
 BUSY_TIMEOUT_S = 10.0
@@ -111,7 +111,7 @@ def _apply_changes(
         cached.rotate()
     if cached.heads is None and cached.size >= HEADS_ROWS:
         cached.keep_heads()
-        _persist(conn, table, dim, lane, cached)  # the copy in memory stays: this process's rows are current
+        _persist(conn, table, dim, lane, cached)
     return dropped
 
 
@@ -166,13 +166,11 @@ def _persist(conn: sqlite3.Connection, table: str, dim: int, lane: int, fresh: L
         with matrix_file.locked(path):
             matrix_file.write(path, database, fresh)
             matrix_file.erase(path, _gone_since(database, lane, fresh.version))
+            matrix_file.adopt(path, fresh)
     except OSError as exc:
         log.warning("could not write lane file %s (%s); the lane stays in memory", path, exc)
-        return fresh
-    mapped = matrix_file.read(path, database, dim)
-    if mapped is None or mapped.size != fresh.size:
-        return fresh
-    return mapped
+    heap.trim()
+    return fresh
 
 
 def _gone_since(database: str, lane: int, version: int) -> list[int]:
