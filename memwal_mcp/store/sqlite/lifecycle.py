@@ -70,7 +70,10 @@ def forget_memory(
     so that when this returns no file holds the text (a SIGKILL right after changes nothing).
     A reader on an older snapshot can keep the log from being emptied within the bounded wait:
     `wal_cleared` is then False and the caller must say so and retry (Database.owe_wal_truncation)."""
-    done = lifecycle.forget(writer, SQLiteLifecycle(conn), owner, memory_id, retired_too)
+    target = SQLiteLifecycle(conn)
+    done = lifecycle.forget(writer, target, owner, memory_id, retired_too)
+    for table, lane, pks in target.erased_vectors:  # after the commit: a big lane's sidecar file holds them too
+        vectors.erase_from_file(conn, table, lane, pks)
     if done.already:
         # Forgetting again is what the warning tells a user to do once the reader is done: its
         # answer must say whether the old pages are gone by now, not assume so. Briefly: nothing
@@ -101,10 +104,13 @@ _ERASE_JOB = "text = '', decision = 'forgotten', error = NULL, idempotency_key =
 class SQLiteLifecycle:
     """lifecycle.LifecycleTarget over the writer's connection, inside its transaction."""
 
-    __slots__ = ("conn",)
+    __slots__ = ("conn", "erased_vectors")
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
+        # (vector table, lane, rowids) whose rows forget_memory must also zero in the lane's
+        # sidecar file (matrix_file) once the transaction has committed.
+        self.erased_vectors: list[tuple[str, int, list[int]]] = []
 
     def folded_rows(self, owner: str, ids: Sequence[str]) -> list[tuple[int, str]]:
         marks = _marks(ids)
@@ -189,6 +195,7 @@ class SQLiteLifecycle:
         table = vectors.vector_table(conn)
         if table is not None:
             conn.execute(f"DELETE FROM {table} WHERE rowid IN ({rows})", tuple(pks))
+            self.erased_vectors.append((table, lane, list(pks)))
         conn.execute(
             f"UPDATE memories SET body = '', norm_key = '', status = 'forgotten', vector_model = NULL,"
             f" updated_at = ? WHERE rowid IN ({rows})",

@@ -46,6 +46,10 @@ _PRUNE_ROWS = 16_384  # rows per piece of a pruned scan (64 queries: 4 MiB of bo
 _BASIS_SAMPLE = 8192  # rows the basis is fitted on (12 MiB at 384 dimensions)
 _BOUND_SLACK = 1e-3  # float32 rounding in the rotated coordinates and the bound itself
 SCAN_THREADS = min(4, os.cpu_count() or 1)
+# A lane with heads (see LaneMatrix.keep_heads; matrix_sync.HEADS_ROWS) answers a recall from
+# the RESCORE_ROWS rows whose first HEAD_DIMS coordinates score best, each then scored exactly.
+HEAD_DIMS = 64
+RESCORE_ROWS = 1024
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -58,6 +62,26 @@ def _scan_pool() -> ThreadPoolExecutor | None:
         if _pool is None:
             _pool = ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="memwal-scan")
         return _pool
+
+
+class FileRows:
+    """The first `count` rows of a lane mapped from its sidecar file (matrix_file), and the
+    file open for reading them. A search reads the rows it rescores with pread, not through
+    the mapping: on this kernel a fault maps the page cache's whole large folio around the
+    row (1,024 rescored rows put 1.1 GB of file pages in RSS), a read puts nothing there.
+    `dirty` marks the rows this process changed (copy-on-write), which only the mapping holds."""
+
+    __slots__ = ("count", "dirty", "fd", "mapping", "offset")
+
+    def __init__(self, fd: int, offset: int, count: int, mapping: np.ndarray) -> None:
+        self.fd, self.offset, self.count, self.mapping = fd, offset, count, mapping
+        self.dirty = np.zeros(count, dtype=bool)
+
+    def mark(self, start: int, stop: int) -> None:
+        self.dirty[min(start, self.count) : min(stop, self.count)] = True
+
+    def __del__(self) -> None:
+        os.close(self.fd)
 
 
 @dataclass
@@ -76,6 +100,8 @@ class LaneMatrix:
     lock: ReadWriteLock = field(default_factory=ReadWriteLock)  # scans read; syncing writes
     basis: np.ndarray | None = None  # (dim, dim) float32, rows = principal directions; rows stored as basis @ v
     tails: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float32))  # |row[PREFIX_DIMS:]|
+    heads: np.ndarray | None = None  # (capacity, HEAD_DIMS) float32: each row's first coordinates, contiguous
+    mapped: FileRows | None = None  # the sidecar file (matrix_file) the first blocks are mapped from
 
     @property
     def capacity(self) -> int:
@@ -86,6 +112,10 @@ class LaneMatrix:
         if len(self.rowids) < rows:
             self.rowids = np.resize(self.rowids, max(rows, int(len(self.rowids) * _GROW) + 1))
             self.tails = np.resize(self.tails, len(self.rowids))
+            if self.heads is not None:
+                grown_heads = np.empty((len(self.rowids), self.heads.shape[1]), dtype=np.float32)
+                grown_heads[: self.size] = self.heads[: self.size]
+                self.heads = grown_heads
         while self.capacity < rows:
             if self.blocks and len(self.blocks[-1]) < BLOCK_ROWS:
                 last = self.blocks[-1]
@@ -105,6 +135,8 @@ class LaneMatrix:
         return self.blocks[index // BLOCK_ROWS][index % BLOCK_ROWS]
 
     def _set_rows(self, start: int, vectors: np.ndarray) -> None:
+        if self.mapped is not None:
+            self.mapped.mark(start, start + len(vectors))
         done = 0
         while done < len(vectors):
             index = start + done
@@ -126,6 +158,8 @@ class LaneMatrix:
         self._set_rows(start, vectors)
         if self.basis is not None:
             self.tails[start : start + len(rowids)] = np.linalg.norm(vectors[:, PREFIX_DIMS:], axis=1)
+        if self.heads is not None:
+            self.heads[start : start + len(rowids)] = vectors[:, : self.heads.shape[1]]
         self.slot.set_many(np.asarray(rowids, dtype=np.int64), start)
         self.size += len(rowids)
 
@@ -136,8 +170,12 @@ class LaneMatrix:
         else:
             row = self._in_basis(vector)
             self._row(index)[:] = row
+            if self.mapped is not None:
+                self.mapped.mark(index, index + 1)
             if self.basis is not None:
                 self.tails[index] = np.linalg.norm(row[PREFIX_DIMS:])
+            if self.heads is not None:
+                self.heads[index] = row[: self.heads.shape[1]]
 
     def rotate(self) -> None:
         """Store the rows in the lane's PCA basis (fitted on about 8k of them). Dot products
@@ -167,6 +205,19 @@ class LaneMatrix:
             list(pool.map(turn, pieces))
         self.basis = basis
 
+    def keep_heads(self) -> None:
+        """Keep each row's first HEAD_DIMS coordinates (in the lane's basis) in one contiguous
+        array beside the rows: a sixth of their bytes, and in a rotated lane most of each
+        vector's length, so a scan of the heads ranks the rows almost as the full scan does
+        (overlap@10 in benchmarks/README.md) and the full rows -- mapped from the lane's file
+        -- are read only for the few it picks."""
+        assert self.basis is not None
+        width = min(HEAD_DIMS, self.dim)
+        heads = np.empty((len(self.rowids), width), dtype=np.float32)
+        for rows, start in self._ranges(BLOCK_ROWS):
+            heads[start : start + len(rows)] = rows[:, :width]
+        self.heads = heads
+
     def drop(self, rowid: int) -> None:
         index = self.slot.pop(rowid)
         if index is None:
@@ -176,7 +227,11 @@ class LaneMatrix:
             moved = int(self.rowids[last])
             self.rowids[index] = moved
             self._row(index)[:] = self._row(last)
+            if self.mapped is not None:
+                self.mapped.mark(index, index + 1)
             self.tails[index] = self.tails[last]
+            if self.heads is not None:
+                self.heads[index] = self.heads[last]
             self.slot.set(moved, index)
         self.size = last
 
@@ -216,6 +271,54 @@ class LaneMatrix:
             list(pool.map(dot, self._ranges(math.ceil(self.size / SCAN_THREADS))))
         return out
 
+    def best_heads(self, query: np.ndarray, count: int) -> np.ndarray:
+        """Indices of the `count` rows whose heads score best against the (rotated) query.
+        Each core takes a range and keeps its own best `count` (a partial sort of 1M floats
+        on one thread costs half as much as the scan), then those few are merged."""
+        heads = self.heads
+        assert heads is not None
+        head = np.ascontiguousarray(query[: heads.shape[1]])
+
+        def best(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+            partial = heads[lo:hi] @ head
+            if hi - lo > count:
+                top = np.argpartition(-partial, count - 1)[:count]
+                return top + lo, partial[top]
+            return np.arange(lo, hi), partial
+
+        pool = _scan_pool() if self.size >= SPLIT_ROWS else None
+        if pool is None:
+            found = [best(0, self.size)]
+        else:
+            step = math.ceil(self.size / SCAN_THREADS)
+            found = list(pool.map(lambda lo: best(lo, min(self.size, lo + step)), range(0, self.size, step)))
+        indices = np.concatenate([i for i, _ in found])
+        scores = np.concatenate([s for _, s in found])
+        if len(indices) > count:
+            indices = indices[np.argpartition(-scores, count - 1)[:count]]
+        return np.sort(indices)  # in file order: the rows are read front to back
+
+    def gather(self, indices: np.ndarray) -> np.ndarray:
+        """These rows as stored: those the sidecar file holds unchanged read from it (see
+        FileRows), the others block by block."""
+        indices = np.asarray(indices, dtype=np.int64)
+        out = np.empty((len(indices), self.dim), dtype=np.float32)
+        from_file = np.zeros(len(indices), dtype=bool)
+        if self.mapped is not None:
+            file = self.mapped
+            from_file = indices < file.count
+            from_file[from_file] = ~file.dirty[indices[from_file]]
+            width = self.dim * 4
+            for j, i in zip(np.flatnonzero(from_file).tolist(), indices[from_file].tolist()):
+                if os.preadv(file.fd, [out[j]], file.offset + i * width) != width:
+                    raise OSError(f"lane file ended before row {i}")
+        rest = np.flatnonzero(~from_file)
+        block, offset = np.divmod(indices[rest], BLOCK_ROWS)
+        for b in np.unique(block):
+            picked = block == b
+            out[rest[picked]] = self.blocks[int(b)][offset[picked]]
+        return out
+
     def rows(self, indices: list[int]) -> np.ndarray:
         """These rows' vectors, as they were given (not in the lane's basis)."""
         stored = self._stored(indices)
@@ -231,9 +334,7 @@ class LaneMatrix:
 
     def _stored(self, indices: list[int]) -> np.ndarray:
         """These rows as stored (in the lane's basis, if it has one)."""
-        if not indices:
-            return np.empty((0, self.dim), np.float32)
-        return np.stack([self._row(i) for i in indices])
+        return self.gather(np.asarray(indices, dtype=np.int64))
 
 
 def nearest_in(matrix: LaneMatrix, query: np.ndarray, k: int) -> list[VectorMatch]:
@@ -242,6 +343,8 @@ def nearest_in(matrix: LaneMatrix, query: np.ndarray, k: int) -> list[VectorMatc
         size = matrix.size
         if size == 0 or k <= 0:
             return []
+        if matrix.heads is not None and k < RESCORE_ROWS < size:
+            return _nearest_by_heads(matrix, query, k)
         scores = matrix.scores(query)
         if k < size:
             top = np.argpartition(-scores, k - 1)[:k]
@@ -249,6 +352,18 @@ def nearest_in(matrix: LaneMatrix, query: np.ndarray, k: int) -> list[VectorMatc
         else:
             top = np.argsort(-scores, kind="stable")
         return [VectorMatch(int(matrix.rowids[i]), float(scores[i])) for i in top]
+
+
+def _nearest_by_heads(matrix: LaneMatrix, query: np.ndarray, k: int) -> list[VectorMatch]:
+    """The top k of the RESCORE_ROWS rows whose heads score best, by their exact cosines:
+    every score returned is exact; a true neighbour is missed only when its head does not
+    rank it among those (overlap@10 with the exact scan: benchmarks/README.md)."""
+    rotated = np.ascontiguousarray(matrix._in_basis(query))
+    candidates = matrix.best_heads(rotated, RESCORE_ROWS)
+    scores = matrix.gather(candidates) @ rotated
+    top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return [VectorMatch(int(matrix.rowids[candidates[i]]), float(scores[i])) for i in top]
 
 
 def vectors_in(matrix: LaneMatrix, rowids: list[int]) -> dict[int, np.ndarray]:
@@ -324,7 +439,9 @@ def _pruned_scan(
     prefix = np.ascontiguousarray(rotated[:, :PREFIX_DIMS])
     bar = np.full(len(rotated), min_score, dtype=np.float32)
     for rows, start in matrix._ranges(_PRUNE_ROWS):
-        bound = prefix @ rows[:, :PREFIX_DIMS].T
+        # The heads, when kept, hold the same numbers without touching the rows' pages.
+        heads = rows if matrix.heads is None else matrix.heads[start : start + len(rows)]
+        bound = prefix @ heads[:, :PREFIX_DIMS].T
         bound += query_tails[:, None] * matrix.tails[start : start + len(rows)][None, :]
         # Row-major flat indices come out sorted by query: one run of candidates per query.
         flat = np.flatnonzero(bound >= (bar - _BOUND_SLACK)[:, None])
@@ -334,7 +451,7 @@ def _pruned_scan(
         for run in np.split(np.arange(len(flat)), np.flatnonzero(np.diff(queries)) + 1):
             q = int(queries[run[0]])
             candidates = near[run]
-            exact = rows[candidates] @ rotated[q]
+            exact = matrix.gather(candidates + start) @ rotated[q]
             hit = exact >= bar[q]
             scores = keep(q, candidates[hit] + start, exact[hit])
             if len(scores) >= k:

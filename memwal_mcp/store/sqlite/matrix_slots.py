@@ -53,6 +53,11 @@ class _Slots:
         if not len(rowids):
             return
         indices = np.arange(first, first + len(rowids), dtype=np.int64)
+        low, high = int(rowids.min()), int(rowids.max())
+        if self._dict is not None and not self._dict and len(rowids) >= self.DENSE_MIN:
+            if high - low + 1 <= self.DENSE_SPAN * len(rowids):  # a whole lane at once (its file): no dict
+                span = high - low + 1
+                self._dict, self._pos, self._base = None, np.full(span + span // 8, -1, dtype=np.int32), low
         if self._dict is not None:
             before = len(self._dict)
             self._dict.update(zip(rowids.tolist(), indices.tolist()))
@@ -60,7 +65,6 @@ class _Slots:
             if self._count >= self.DENSE_MIN:
                 self._to_array()
             return
-        low, high = int(rowids.min()), int(rowids.max())
         if low < self._base or high >= self._base + len(self._pos):
             if not self._cover(low, high):
                 self._to_dict()

@@ -24,6 +24,7 @@ import threading
 import numpy as np
 
 from ... import heap
+from . import matrix_file
 from .matrix import LaneMatrix
 
 log = logging.getLogger(__name__)
@@ -32,6 +33,13 @@ _LOAD_ROWS = 4096
 # A lane this big keeps its rows in its own PCA basis, so curation can bound each cosine
 # from the first PREFIX_DIMS coordinates and skip most of the full products (see rotate).
 ROTATE_ROWS = 1 << 16
+# A lane this big also keeps its rows' heads (matrix.LaneMatrix.keep_heads) and a sidecar
+# file (matrix_file) its float rows are mapped from: a recall scans the heads and rescores
+# the best RESCORE_ROWS rows exactly.
+HEADS_ROWS = ROTATE_ROWS
+# A sidecar this many versions behind is written again once the changes are applied.
+REWRITE_CHANGES = 4096
+BUSY_TIMEOUT_S = 10.0
 
 
 _lanes: dict[tuple[str, str, int], LaneMatrix] = {}
@@ -45,6 +53,10 @@ def _database_file(conn: sqlite3.Connection) -> str:
         return f"{path}#{os.stat(path).st_ino}"
     except OSError:
         return path
+
+
+def _database_path(conn: sqlite3.Connection) -> str:
+    return str(conn.execute("PRAGMA database_list").fetchone()[2])
 
 
 def _decode(blob: bytes) -> np.ndarray:
@@ -62,28 +74,119 @@ def _synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> LaneMa
         if cached.version == version:  # up to date: no lock, so a scan in progress never holds this up
             return cached
         with cached.lock.writing():
-            if cached.version == version:
+            if cached.version == version or _apply_changes(conn, table, dim, lane, cached, version) is not None:
                 return cached
-            changed = conn.execute(
-                "SELECT rowid, status, vector_model FROM memories WHERE lane_id = ? AND vec_seq > ?",
-                (lane, cached.version),
-            ).fetchall()
-            if len(changed) <= max(_LOAD_ROWS, cached.size // 4):  # else a bulk change: read the lane again
-                wanted = [rowid for rowid, status, model in changed if status == "live" and model]
-                found = _vectors(conn, table, dim, wanted)
-                for rowid, _, _ in changed:
-                    if rowid in found:
-                        cached.put(rowid, found[rowid])
-                    else:
-                        cached.drop(rowid)
-                cached.version = version
-                if cached.basis is None and cached.size >= ROTATE_ROWS:  # grew past it row by row
-                    cached.rotate()
-                return cached
-    fresh = _load(conn, table, dim, lane, version)
+    fresh = _from_file(conn, table, dim, lane, version)
+    if fresh is None:
+        fresh = _load(conn, table, dim, lane, version)
+        if fresh.heads is not None:
+            fresh = _persist(conn, table, dim, lane, fresh)
     with _registry_lock:
         _lanes[key] = fresh
     return fresh
+
+
+def _apply_changes(
+    conn: sqlite3.Connection, table: str, dim: int, lane: int, cached: LaneMatrix, version: int
+) -> list[int] | None:
+    """Bring the matrix from its version to `version` by the memories changed since; the
+    rowids it dropped, or None (nothing changed) after a bulk change: read the lane again."""
+    changed = conn.execute(
+        "SELECT rowid, status, vector_model FROM memories WHERE lane_id = ? AND vec_seq > ?",
+        (lane, cached.version),
+    ).fetchall()
+    if len(changed) > max(_LOAD_ROWS, cached.size // 4):
+        return None
+    wanted = [rowid for rowid, status, model in changed if status == "live" and model]
+    found = _vectors(conn, table, dim, wanted)
+    dropped = []
+    for rowid, _, _ in changed:
+        if rowid in found:
+            cached.put(rowid, found[rowid])
+        else:
+            cached.drop(rowid)
+            dropped.append(rowid)
+    cached.version = version
+    if cached.basis is None and cached.size >= ROTATE_ROWS:  # grew past it row by row
+        cached.rotate()
+    if cached.heads is None and cached.size >= HEADS_ROWS:
+        cached.keep_heads()
+        _persist(conn, table, dim, lane, cached)
+    return dropped
+
+
+def _from_file(conn: sqlite3.Connection, table: str, dim: int, lane: int, version: int) -> LaneMatrix | None:
+    """The lane from its sidecar (matrix_file), brought up to `version`; None when there is
+    no usable one. A forget that could not reach the file (a crash in between) is caught up
+    here: every row the file holds of a memory changed since is zeroed in it."""
+    database = _database_path(conn)
+    path = matrix_file.path_for(database, table, lane)
+    if path is None:
+        return None
+    fresh = matrix_file.read(path, database, dim)
+    if fresh is None:
+        return None
+    if fresh.version > version or not _agrees_with_vec0(conn, table, fresh):
+        log.warning("lane file %s does not match the database; rebuilding it", path)
+        return None
+    if fresh.version == version:
+        return fresh
+    changed_from = fresh.version
+    dropped = _apply_changes(conn, table, dim, lane, fresh, version)
+    if dropped is None:
+        return None
+    if version - changed_from > REWRITE_CHANGES:
+        return _persist(conn, table, dim, lane, fresh)
+    with matrix_file.locked(path):
+        matrix_file.erase(path, dropped)
+    return fresh
+
+
+def _agrees_with_vec0(conn: sqlite3.Connection, table: str, fresh: LaneMatrix) -> bool:
+    """A few rows of the file, turned back out of the basis, equal vec0's vectors."""
+    assert fresh.basis is not None
+    for index in {0, fresh.size // 2, fresh.size - 1}:
+        rowid = int(fresh.rowids[index])
+        row = conn.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
+        if row is None or not np.allclose(_decode(row[0]), fresh._row(index) @ fresh.basis, atol=1e-4):
+            return False
+    return True
+
+
+def _persist(conn: sqlite3.Connection, table: str, dim: int, lane: int, fresh: LaneMatrix) -> LaneMatrix:
+    """Write the lane's sidecar and map the lane from it (its float rows leave anonymous
+    memory). Under the sidecar's lock, so a forget committed while the file was written,
+    which this read transaction cannot see, is looked up on a connection of its own and
+    erased from the new file before any other erase can run."""
+    database = _database_path(conn)
+    path = matrix_file.path_for(database, table, lane)
+    if path is None:
+        return fresh
+    try:
+        with matrix_file.locked(path):
+            matrix_file.write(path, database, fresh)
+            matrix_file.erase(path, _gone_since(database, lane, fresh.version))
+            matrix_file.adopt(path, fresh)
+    except OSError as exc:
+        log.warning("could not write lane file %s (%s); the lane stays in memory", path, exc)
+    heap.trim()
+    return fresh
+
+
+def _gone_since(database: str, lane: int, version: int) -> list[int]:
+    """Rowids of the lane's memories changed after `version` that no longer hold a vector,
+    as committed now (a fresh connection: the caller's snapshot may be older)."""
+    fresh = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+    try:
+        return [
+            rowid
+            for (rowid,) in fresh.execute(
+                "SELECT rowid FROM memories WHERE lane_id = ? AND vec_seq > ? AND (status != 'live' OR vector_model IS NULL)",
+                (lane, version),
+            )
+        ]
+    finally:
+        fresh.close()
 
 
 def _load(conn: sqlite3.Connection, table: str, dim: int, lane: int, version: int) -> LaneMatrix:
@@ -112,6 +215,8 @@ def _load(conn: sqlite3.Connection, table: str, dim: int, lane: int, version: in
             fresh.append(rowids, vectors)
     if fresh.size >= ROTATE_ROWS:
         fresh.rotate()
+    if fresh.size >= HEADS_ROWS:
+        fresh.keep_heads()
     heap.trim()  # the blobs read on the way
     return fresh
 
@@ -253,3 +358,14 @@ def cosines(
             return {rowid: float(score) for rowid, score in zip(found, scores)}
 
     return _in_read_transaction(conn, run)
+
+
+def erase_from_file(conn: sqlite3.Connection, table: str, lane: int, rowids: list[int]) -> None:
+    """Zero these (forgotten) memories' rows in the lane's sidecar files: the current vector
+    table's, and any a reindex left behind for an earlier table."""
+    current = matrix_file.path_for(_database_path(conn), table, lane)
+    if current is None:
+        return
+    for path in matrix_file.lane_files(current, lane):
+        with matrix_file.locked(path):
+            matrix_file.erase(path, rowids)

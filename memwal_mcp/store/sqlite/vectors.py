@@ -165,6 +165,11 @@ def lane_vectors_of(conn: sqlite3.Connection, lane: int, rowids: Sequence[int]) 
     )
 
 
+def erase_from_file(conn: sqlite3.Connection, table: str, lane: int, rowids: Sequence[int]) -> None:
+    """After a forget commits: its vectors leave the lane's sidecar file too (matrix_file)."""
+    matrix_sync.erase_from_file(conn, table, lane, list(rowids))
+
+
 def cosines(conn: sqlite3.Connection, lane: int, query: np.ndarray, rowids: Sequence[int]) -> dict[int, float]:
     """Cosine of the query with these memories of the lane (those that have a vector)."""
     space = _vector_space(conn)

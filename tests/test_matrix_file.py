@@ -1,0 +1,255 @@
+"""A big lane's heads and sidecar file: searches rank as the exact scan does, a restart maps
+the file instead of reading every vector, and a forgotten memory's bytes leave the file."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from memwal_mcp.service import MemoryService
+from memwal_mcp.store.sqlite import matrix, matrix_file, matrix_sync
+from memwal_mcp.store.sqlite.connection import connect
+
+pytestmark = pytest.mark.slow
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_heads_then_exact_rescoring_rank_as_the_exact_scan_on_a_small_lane(monkeypatch):
+    """Vectors in a 12-dimensional subspace: after the rotation the heads hold all of each
+    vector, so the candidates, and then the exact top k, must be the exact scan's."""
+    monkeypatch.setattr(matrix, "HEAD_DIMS", 16)
+    monkeypatch.setattr(matrix, "PREFIX_DIMS", 8)
+    monkeypatch.setattr(matrix, "RESCORE_ROWS", 40)
+    rng = np.random.default_rng(5)
+    dim = 48
+    mix = rng.standard_normal((12, dim)).astype(np.float32)
+    vectors = _unit(rng.standard_normal((400, 12)).astype(np.float32) @ mix)
+    lane = matrix.LaneMatrix(0, dim)
+    lane.append(np.arange(1, 301, dtype=np.int64), vectors[:300])
+    lane.rotate()
+    lane.keep_heads()
+    for i in range(300, 400):  # rows after the heads were taken, and some that leave
+        lane.put(i + 1, vectors[i])
+    for rowid in (3, 77, 390):
+        lane.drop(rowid)
+    ids = np.array(sorted(set(range(1, 401)) - {3, 77, 390}))
+    queries = _unit(rng.standard_normal((30, 12)).astype(np.float32) @ mix)
+    for query in queries:
+        exact = vectors[ids - 1] @ query
+        order = np.argsort(-exact, kind="stable")[:10]
+        hits = matrix.nearest_in(lane, query, 10)
+        assert [rowid for rowid, _ in hits] == [int(ids[i]) for i in order]
+        assert [s for _, s in hits] == pytest.approx([float(exact[i]) for i in order], abs=1e-5)
+    # Curation's threshold search reads the heads instead of the rows: the same nominees.
+    for hits, query in zip(matrix.nearest_many_in(lane, queries, 5, min_score=0.5), queries):
+        exact = vectors[ids - 1] @ query
+        above = sorted(((float(s), int(i)) for i, s in zip(ids, exact) if s >= 0.5), reverse=True)[:5]
+        assert [rowid for rowid, _ in hits] == [rowid for _, rowid in above]
+
+
+def test_rows_changed_after_mapping_are_rescored_from_memory_not_from_the_file(tmp_path, monkeypatch):
+    """The file keeps the rows as written; a row this process moved or replaced since must be
+    read from its copy-on-write mapping, never from the file."""
+    monkeypatch.setattr(matrix, "HEAD_DIMS", 16)
+    monkeypatch.setattr(matrix, "RESCORE_ROWS", 40)
+    rng = np.random.default_rng(9)
+    dim = 32
+    mix = rng.standard_normal((10, dim)).astype(np.float32)
+    vectors = _unit(rng.standard_normal((200, 10)).astype(np.float32) @ mix)
+    lane = matrix.LaneMatrix(1, dim)
+    lane.append(np.arange(1, 201, dtype=np.int64), vectors)
+    lane.rotate()
+    lane.keep_heads()
+    database = tmp_path / "memwal.db"
+    database.write_bytes(b"")
+    path = tmp_path / "lane.vec"
+    matrix_file.write(path, str(database), lane)
+    mapped = matrix_file.read(path, str(database), dim)
+    assert mapped is not None and mapped.mapped is not None
+    replaced = _unit(rng.standard_normal((1, 10)).astype(np.float32) @ mix)[0]
+    mapped.drop(17)  # row 199 moves into row 16
+    mapped.put(40, replaced)
+    vectors[39] = replaced
+    ids = np.array([i for i in range(1, 201) if i != 17])
+    for query in np.vstack([_unit(rng.standard_normal((20, 10)).astype(np.float32) @ mix), replaced]):
+        exact = vectors[ids - 1] @ query
+        order = np.argsort(-exact, kind="stable")[:8]
+        assert [pk for pk, _ in matrix.nearest_in(mapped, query, 8)] == [int(ids[i]) for i in order]
+
+
+@pytest.fixture
+def small_thresholds(monkeypatch):
+    monkeypatch.setattr(matrix_sync, "ROTATE_ROWS", 8)
+    monkeypatch.setattr(matrix_sync, "HEADS_ROWS", 8)
+    monkeypatch.setattr(matrix, "RESCORE_ROWS", 12)
+    monkeypatch.setattr(matrix, "PREFIX_DIMS", 8)
+
+
+FACTS = [f"Server {i} in rack {i % 5} runs service {name}" for i, name in enumerate("abcdefghijklmnopqrstuvwx")]
+
+
+def _lane(settings):
+    conn = connect(settings.db_path)
+    try:
+        table, dim = conn.execute("SELECT vector_table, dim FROM embedding_meta").fetchone()
+        (lane,) = conn.execute("SELECT id FROM lanes").fetchone()
+        return table, dim, lane
+    finally:
+        conn.close()
+
+
+def _restart() -> None:
+    """A new process has no cached matrices."""
+    matrix_sync._lanes.clear()
+
+
+def _sync(settings):
+    table, dim, lane = _lane(settings)
+    conn = connect(settings.db_path)
+    try:
+        return matrix_sync.synced(conn, table, dim, lane)
+    finally:
+        conn.close()
+
+
+def _header(path):
+    with open(path, "rb") as f:
+        return struct.unpack("<8sIIqqqI", f.read(struct.calcsize("<8sIIqqqI")))
+
+
+async def _filled(settings, embedder) -> MemoryService:
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running(worker=False):
+        for text in FACTS:
+            await svc.remember("local", text)
+        await svc.worker.run_once()
+        await svc.recall("local", "rack", limit=3)  # loads the lane: it is written to its file
+    return svc
+
+
+async def test_the_lane_file_is_written_and_a_restart_maps_it_without_reading_every_vector(
+    make_settings, embedder, small_thresholds
+):
+    settings = make_settings(recall={"mode": "dense"})
+    await _filled(settings, embedder)
+    table, dim, lane = _lane(settings)
+    path = matrix_file.path_for(str(settings.db_path), table, lane)
+    assert path is not None and path.exists()
+    written = path.stat()
+    before = _sync(settings)
+    _restart()
+    after = _sync(settings)
+    assert after is not before and isinstance(after.mapped, matrix.FileRows) and after.heads is not None
+    assert path.stat().st_ino == written.st_ino and path.stat().st_mtime_ns == written.st_mtime_ns  # not rebuilt
+    assert sorted(after.rowids[: after.size].tolist()) == sorted(before.rowids[: before.size].tolist())
+    query = embedder.embed_query("which rack runs service k")
+    mapped_hits, loaded_hits = matrix.nearest_in(after, query, 5), matrix.nearest_in(before, query, 5)
+    assert [pk for pk, _ in mapped_hits] == [pk for pk, _ in loaded_hits]
+    assert [c for _, c in mapped_hits] == pytest.approx([c for _, c in loaded_hits], abs=1e-6)
+    exact = after.scores(query)
+    best = [int(after.rowids[i]) for i in np.argsort(-exact, kind="stable")[:5]]
+    assert [rowid for rowid, _ in matrix.nearest_in(after, query, 5)] == best
+
+
+@pytest.mark.parametrize("rewritten", [False, True])
+async def test_a_stale_file_is_brought_up_to_date_and_never_answers_past_its_version(
+    make_settings, embedder, small_thresholds, monkeypatch, rewritten
+):
+    if rewritten:  # far enough behind to be written again, from the mapped rows and the changed ones
+        monkeypatch.setattr(matrix_sync, "REWRITE_CHANGES", 0)
+    settings = make_settings(recall={"mode": "dense"})
+    await _filled(settings, embedder)
+    table, dim, lane = _lane(settings)
+    path = matrix_file.path_for(str(settings.db_path), table, lane)
+    assert path is not None
+    old_version = _header(path)[3]
+    _restart()
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running(worker=False):
+        await svc.remember("local", "The coffee grinder in the kitchen is set to fine")
+        await svc.worker.run_once()
+    _restart()
+    fresh = _sync(settings)
+    assert fresh.version > old_version and fresh.size == len(FACTS) + 1
+    hits = matrix.nearest_in(fresh, embedder.embed_query("coffee grinder setting"), 1)
+    conn = connect(settings.db_path)
+    try:
+        (body,) = conn.execute("SELECT body FROM memories WHERE rowid = ?", (hits[0][0],)).fetchone()
+    finally:
+        conn.close()
+    assert body == "The coffee grinder in the kitchen is set to fine"
+    assert (_header(path)[3] == fresh.version) is rewritten
+    _restart()
+    again = _sync(settings)
+    query = embedder.embed_query("which rack runs service k")
+    exact = again.scores(query)
+    best = [int(again.rowids[i]) for i in np.argsort(-exact, kind="stable")[:5]]
+    assert [pk for pk, _ in matrix.nearest_in(again, query, 5)] == best
+    assert again.size == len(FACTS) + 1
+
+
+@pytest.mark.parametrize("damage", ["truncate", "checksum", "float row", "deleted"])
+async def test_a_damaged_or_deleted_file_is_rebuilt(make_settings, embedder, small_thresholds, damage):
+    settings = make_settings(recall={"mode": "dense"})
+    await _filled(settings, embedder)
+    table, dim, lane = _lane(settings)
+    path = matrix_file.path_for(str(settings.db_path), table, lane)
+    assert path is not None
+    expected = sorted(_sync(settings).rowids[: len(FACTS)].tolist())
+    size = path.stat().st_size
+    if damage == "truncate":
+        with open(path, "r+b") as f:
+            f.truncate(size - 100)
+    elif damage == "deleted":
+        path.unlink()
+    else:
+        _, floats_at, _ = matrix_file._offsets(dim, min(matrix.HEAD_DIMS, dim), len(FACTS))
+        at = 4096 + 10 if damage == "checksum" else floats_at  # the basis, or the first float row
+        with open(path, "r+b") as f:
+            f.seek(at)
+            f.write(b"\x7f\x7f\x7f\x7f")
+    _restart()
+    fresh = _sync(settings)
+    assert sorted(fresh.rowids[: fresh.size].tolist()) == expected
+    assert path.exists() and path.stat().st_size == size
+    reread = matrix_file.read(path, str(settings.db_path), dim)
+    assert reread is not None and np.array_equal(np.asarray(reread.blocks[0][:1]), np.asarray(fresh.blocks[0][:1]))
+
+
+async def test_forget_zeroes_the_memory_row_in_the_lane_file(make_settings, embedder, small_thresholds):
+    settings = make_settings(recall={"mode": "dense"})
+    await _filled(settings, embedder)
+    table, dim, lane = _lane(settings)
+    path = matrix_file.path_for(str(settings.db_path), table, lane)
+    assert path is not None
+    _restart()
+    mapped = _sync(settings)
+    position = 7
+    rowid = int(mapped.rowids[position])
+    stored = np.asarray(mapped.blocks[0][position]).tobytes()  # the row as the file holds it (rotated)
+    assert stored in path.read_bytes()
+    left_by_reindex = path.with_name(path.name.replace(f".{table}.vec", ".memory_vectors_old.vec"))
+    left_by_reindex.write_bytes(path.read_bytes())  # a sidecar of the vector table before a reindex
+    conn = connect(settings.db_path)
+    try:
+        (memory_id,) = conn.execute("SELECT id FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+    finally:
+        conn.close()
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running(worker=False):
+        await svc.forget("local", memory_id)
+    width = min(matrix.HEAD_DIMS, dim)
+    parts, floats_at, _ = matrix_file._offsets(dim, width, len(FACTS))
+    heads_at = parts[3][1]
+    data = path.read_bytes()
+    assert stored not in data and stored not in left_by_reindex.read_bytes()
+    assert data[floats_at + position * dim * 4 : floats_at + (position + 1) * dim * 4] == b"\0" * (dim * 4)
+    assert data[heads_at + position * width * 4 : heads_at + (position + 1) * width * 4] == b"\0" * (width * 4)
+    _restart()  # the file still passes its checks, and the forgotten memory is not in the lane
+    fresh = _sync(settings)
+    assert fresh.mapped is not None and rowid not in fresh.slot and fresh.size == len(FACTS) - 1
