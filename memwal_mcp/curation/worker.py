@@ -339,6 +339,11 @@ class CurationWorker:
             self._vector_model = embedder.model_id
         return embedder
 
+    async def embed_backlog(self) -> bool:
+        """One pass of the backlog embedding, without curating anything: a migration gives the
+        memories it moved vectors this way and leaves their queued jobs to the servers."""
+        return await self._embed_backlog()
+
     async def _embed_backlog(self) -> bool:
         """Give vectors to memories made while the model was unavailable."""
         if not self._embedder.enabled or self._embedder.error is not None or self._vector_error is not None:
