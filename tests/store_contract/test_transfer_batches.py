@@ -106,6 +106,12 @@ async def test_each_batch_imports_alone_and_leaves_a_clean_store(
     assert await target.read(everything) == await source.read(everything)
     again = [await target.write(lambda w: w.import_rows(enumerate(part, start=1))) for part in parts]
     assert all(not outcome.added for outcome in again)
+    # Writes after an import keep the lanes' totals and word counts as before (an import may
+    # keep them its own way within its transaction).
+    await target.write(lambda w: remember(w, "alice", "default", "Tea is served after the import", at=T0 + 50))
+    await target.write(lambda w: w.forget_memory("alice", records["alice"].memories[-1].id))
+    problems, _ = await target.read(lambda r: r.check())
+    assert [p for p in problems if p.severity == "error"] == []
 
 
 def test_linked_records_share_a_batch_and_small_groups_pack_together() -> None:
