@@ -74,7 +74,7 @@ def _text(report: MigrationReport, seconds: float) -> str:
         lines.append(f"vectors: {report.vector_count} re-embedded ({report.vector_note})")
     if report.vector_note and report.vectors != "re-embedded":
         lines.append(f"vectors: {report.vector_note}")
-    if report.unembedded:
+    if report.unembedded and report.vectors != "none":
         lines.append(f"{report.unembedded} memories have no vector yet; recall scores them directly until they do")
     lines.append(
         f"tokens: {report.tokens} ({report.tokens_added} added, {report.tokens_revoked} revocations carried over)"
