@@ -61,7 +61,7 @@ def _default_db_path() -> Path:
     return user_data_dir() / "memwal.db"
 
 
-def _database_url_rule(value: str | None) -> str | None:
+def database_url_rule(value: str | None) -> str | None:
     """A PostgreSQL URL, or unset; anything else is a mistake worth naming before a connect."""
     if value is None or not value.strip():
         return None
@@ -71,7 +71,7 @@ def _database_url_rule(value: str | None) -> str | None:
     return value.strip()
 
 
-DatabaseURL = Annotated[str | None, AfterValidator(_database_url_rule)]
+DatabaseURL = Annotated[str | None, AfterValidator(database_url_rule)]
 
 
 class StorageSettings(BaseModel):

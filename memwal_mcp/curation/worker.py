@@ -297,12 +297,14 @@ class CurationWorker:
         return background_embed(embedder, scans_beside=self._decider is not None)
 
     async def _embed_each(
-        self, embedder: Embedder, items: list[tuple[K, str]]
+        self, embedder: Embedder, items: list[tuple[K, str]], waited_for: bool = False
     ) -> tuple[dict[K, np.ndarray], dict[str, list[K]]]:
         """Vectors by key, in one call; if that fails, one by one, so a text the model cannot
-        embed fails alone instead of dragging its batch down with it. Failures by error text."""
+        embed fails alone instead of dragging its batch down with it. Failures by error text.
+        `waited_for`: at normal priority over the cores, not on curation's low-priority path."""
+        embed = embedder.embed_documents if waited_for else self._background(embedder)
         try:
-            matrix = await anyio.to_thread.run_sync(self._background(embedder), [text for _, text in items])
+            matrix = await anyio.to_thread.run_sync(embed, [text for _, text in items])
             return dict(zip((key for key, _ in items), matrix)), {}
         except Exception:
             log.exception("embedding a batch of %d texts failed; embedding them one by one", len(items))
@@ -310,7 +312,7 @@ class CurationWorker:
         failed: dict[str, list[K]] = {}
         for key, text in items:
             try:
-                vectors[key] = (await anyio.to_thread.run_sync(self._background(embedder), [text]))[0]
+                vectors[key] = (await anyio.to_thread.run_sync(embed, [text]))[0]
             except Exception as exc:
                 failed.setdefault(f"embedding failed: {type(exc).__name__}: {exc}", []).append(key)
         return vectors, failed
@@ -339,7 +341,13 @@ class CurationWorker:
             self._vector_model = embedder.model_id
         return embedder
 
-    async def _embed_backlog(self) -> bool:
+    async def embed_backlog(self) -> bool:
+        """One pass of the backlog embedding, without curating anything, for someone who waits
+        for it: a migration gives the memories it moved vectors this way (at normal priority,
+        split over the cores, as reindex embeds) and leaves their queued jobs to the servers."""
+        return await self._embed_backlog(waited_for=True)
+
+    async def _embed_backlog(self, waited_for: bool = False) -> bool:
         """Give vectors to memories made while the model was unavailable."""
         if not self._embedder.enabled or self._embedder.error is not None or self._vector_error is not None:
             return False
@@ -352,7 +360,7 @@ class CurationWorker:
         if embedder is None:
             return False
         found = {rowid: (lane, body) for rowid, lane, body in rows}
-        vectors, failed = await self._embed_each(embedder, [(rowid, body) for rowid, _, body in rows])
+        vectors, failed = await self._embed_each(embedder, [(rowid, body) for rowid, _, body in rows], waited_for)
         if vectors:
             items = [(rowid, *found[rowid], vector) for rowid, vector in vectors.items()]
             stored = await self._store.write(lambda writer: writer.set_vectors(items, embedder.model_id))

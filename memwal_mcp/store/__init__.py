@@ -8,6 +8,7 @@ imports a database driver or holds SQL.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .contract import Store, StoreReader, StoreWriter, TextMatch, VectorMatch, VectorSearch
@@ -31,6 +32,14 @@ def open_store(settings: Settings) -> Store:
     return SQLiteStore(settings.db_path)
 
 
+def open_read_only(path: Path) -> Store:
+    """The SQLite file at `path` for reading only (a migration's source; not opened yet): its
+    bytes stay as they are, and a file of another schema version is refused at open."""
+    from .sqlite.backend import SQLiteStore
+
+    return SQLiteStore(path, read_only=True)
+
+
 def probe_store(settings: Settings) -> StoreHealth:
     """What doctor reports about the engine and the data, without creating anything."""
     url = settings.database_url
@@ -51,5 +60,6 @@ __all__ = [
     "TextMatch",
     "VectorMatch",
     "VectorSearch",
+    "open_read_only",
     "open_store",
 ]

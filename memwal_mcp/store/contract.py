@@ -22,7 +22,7 @@ files an export must never overwrite (none for a database server).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Concatenate, NamedTuple, ParamSpec, Protocol, TypeVar
@@ -212,6 +212,10 @@ class StoreReader(Protocol):
     def deferred_nominations(self, limit: int) -> tuple[int, list[tuple[int, str]]] | None: ...
 
     def deferred_nomination_count(self) -> int: ...
+
+    def deferred_nomination_ids(self) -> list[tuple[str, str, str]]:
+        """(owner, memory id, job id) of every memory whose nominees are still to be counted,
+        named by public id (a pk means nothing in another store): what a migration carries."""
 
     # --- jobs and lanes --------------------------------------------------------
     def owner_lanes(self, owner: str) -> list[Lane]: ...
@@ -436,6 +440,20 @@ class StoreWriter(StoreReader, Protocol):
         -- a job's memory_id, source_job_id and supersedes, a memory's source_job_id, retired_into
         and superseded_by, a revision's job_id and merged_ids -- that is no record of the row's
         owner in the rows or the store. importing.py makes these decisions once for every backend."""
+
+    # --- what a migration carries besides an export's records --------------------
+    # Each a unit of work of its own; repeating one changes nothing (a resumed migration).
+    def import_tokens(self, rows: Sequence[TokenRow]) -> tuple[int, int]:
+        """Tokens kept as they are (hash, owner, scopes, label, created_at, revoked_at): (added,
+        revoked here because the row says it was). A hash present here stays as it is, except
+        that a revocation of the same owner's token is carried over; one is never un-revoked."""
+
+    def merge_counters(self, counts: Mapping[str, int]) -> None:
+        """Each curation counter raised to at least `counts[marker]` (never added twice)."""
+
+    def import_deferred_nominations(self, items: Sequence[tuple[str, str, str]]) -> int:
+        """Defer the nominee count of these (owner, memory id, job id) again, for memories live
+        here; how many were added (one already deferred, or not live, is left out)."""
 
 
 class Store(Protocol):

@@ -13,8 +13,9 @@ scores unembedded memories directly until then (`unembedded_count` says how many
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Protocol
 
 from ..errors import InvalidInput
@@ -22,6 +23,9 @@ from ..records import Job
 from . import import_checks
 from .contract import StoreWriter
 from .records import ImportOutcome, ImportRow, Kind, LaneRow, MemoryRecord, RecordRefused, RevisionRow, TombstoneRow
+
+# Rows handed to ImportTarget.prepare at a time.
+PREPARE_CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +43,11 @@ class Dangling:
 class ImportTarget(Protocol):
     """The statements an import needs, over the writer's open transaction: lookups and inserts
     by public id, and no decisions (those are this module's)."""
+
+    def prepare(self, rows: Sequence[ImportRow]) -> None:
+        """The next rows to be imported, before they are: a backend that pays a round trip per
+        statement may look up what they name at once, and hold back inserts, as long as every
+        answer below stays what it would be without it and all is written by `first_dangling`."""
 
     def job_owner(self, job_id: str) -> str | None: ...
 
@@ -87,11 +96,14 @@ def import_rows(writer: StoreWriter, target: ImportTarget, rows: Iterable[tuple[
     lanes: dict[tuple[str, str], int] = {}
     with writer.transaction():
         since = target.high_water()
-        for line, row in import_checks.checked(rows, writer):
-            try:
-                _import_row(target, row, lanes, out)
-            except InvalidInput as exc:
-                raise RecordRefused(str(exc), line=line) from None
+        checked = import_checks.checked(rows, writer)
+        while chunk := list(islice(checked, PREPARE_CHUNK)):
+            target.prepare([row for _, row in chunk])
+            for line, row in chunk:
+                try:
+                    _import_row(target, row, lanes, out)
+                except InvalidInput as exc:
+                    raise RecordRefused(str(exc), line=line) from None
         # A reference may name a record further down the file (a job comes before the memory
         # it ended in), so references are checked once everything is written.
         dangling = target.first_dangling(since)

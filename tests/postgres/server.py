@@ -29,8 +29,12 @@ BEGIN
     FOR name IN SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE 'memory\\_vectors%' LOOP
         EXECUTE format('DROP TABLE %I', name);
     END LOOP;
-    EXECUTE (SELECT 'TRUNCATE ' || string_agg(format('%I', tablename), ', ') || ' RESTART IDENTITY CASCADE'
+    -- NULL when no store ever opened the database (a test whose command was refused first)
+    name := (SELECT 'TRUNCATE ' || string_agg(format('%I', tablename), ', ') || ' RESTART IDENTITY CASCADE'
              FROM pg_tables WHERE schemaname = 'public' AND tablename != 'schema_migrations');
+    IF name IS NOT NULL THEN
+        EXECUTE name;
+    END IF;
 END
 $$;
 """

@@ -132,19 +132,33 @@ def mark_unembeddable(conn: Connection, pks: Sequence[int]) -> None:
 
 def set_vectors(conn: Connection, items: Sequence[tuple[int, int, str, np.ndarray]], model_id: str) -> int:
     """Store vectors computed off the writer for (pk, lane, body): only where the memory is still
-    live, still unembedded and still has that body. Returns how many were stored."""
-    stored = 0
+    live, still unembedded and still has that body. Returns how many were stored.
+
+    One UPDATE claims them all and one pipelined batch writes the vector rows: a round trip per
+    memory was most of a migration's vector copy."""
+    if not items:
+        return 0
     with conn.transaction():
-        for pk, lane, body, vector in items:
-            claimed = conn.execute(
-                "UPDATE memories SET vector_model = %s WHERE pk = %s AND status = 'live'"
-                " AND vector_model IS NULL AND body = %s",
-                (model_id, pk, body),
-            ).rowcount
-            if claimed:
-                put(conn, pk, lane, vector)
-                stored += 1
-    return stored
+        table = vector_table(conn)
+        if table is None:
+            raise EmbeddingError("no vector table yet: the model's dimension is not recorded")
+        claimed = {
+            int(pk)
+            for (pk,) in conn.execute(
+                "UPDATE memories m SET vector_model = %s FROM unnest(%s::bigint[], %s::text[]) AS v (pk, body)"
+                " WHERE m.pk = v.pk AND m.status = 'live' AND m.vector_model IS NULL AND m.body = v.body"
+                " RETURNING m.pk",
+                (model_id, [pk for pk, _, _, _ in items], [body for _, _, body, _ in items]),
+            ).fetchall()
+        }
+        rows = [(pk, lane, as_vector(vector)) for pk, lane, _, vector in items if pk in claimed]
+        with conn.cursor() as cursor:
+            cursor.executemany(
+                f"INSERT INTO {table} (pk, lane_id, embedding) VALUES (%s, %s, %s)"
+                " ON CONFLICT (pk) DO UPDATE SET lane_id = EXCLUDED.lane_id, embedding = EXCLUDED.embedding",
+                rows,
+            )
+    return len(rows)
 
 
 def cosines(conn: Connection, lane: int, query: np.ndarray, pks: Sequence[int]) -> dict[int, float]:

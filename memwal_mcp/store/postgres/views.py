@@ -7,7 +7,7 @@ as in the SQLite backend, whose views these mirror method for method.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 
@@ -44,6 +44,7 @@ from ..records import (
     Undone,
 )
 from . import (
+    carried,
     erasure,
     integrity,
     jobs,
@@ -184,6 +185,9 @@ class PostgresReader:
 
     def deferred_nomination_count(self) -> int:
         return memories.deferred_nomination_count(self.conn)
+
+    def deferred_nomination_ids(self) -> list[tuple[str, str, str]]:
+        return carried.deferred_nomination_ids(self.conn)
 
     # --- jobs and lanes --------------------------------------------------------
     def owner_lanes(self, owner: str) -> list[Lane]:
@@ -458,3 +462,12 @@ class PostgresWriter(PostgresReader):
 
     def import_rows(self, rows: Iterable[tuple[int, ImportRow]]) -> ImportOutcome:
         return importing.import_rows(self, transfer_import.PostgresImport(self.conn), rows)
+
+    def import_tokens(self, rows: Sequence[TokenRow]) -> tuple[int, int]:
+        return carried.import_tokens(self.conn, rows)
+
+    def merge_counters(self, counts: Mapping[str, int]) -> None:
+        carried.merge_counters(self.conn, counts)
+
+    def import_deferred_nominations(self, items: Sequence[tuple[str, str, str]]) -> int:
+        return carried.import_deferred_nominations(self.conn, items)

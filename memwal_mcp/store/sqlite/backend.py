@@ -25,8 +25,8 @@ P = ParamSpec("P")
 
 
 class SQLiteStore:
-    def __init__(self, path: Path) -> None:
-        self.db = Database(path)
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
+        self.db = Database(path, read_only=read_only)
 
     @property
     def path(self) -> Path:

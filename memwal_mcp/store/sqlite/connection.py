@@ -101,12 +101,21 @@ def _set_wal(conn: sqlite3.Connection) -> None:
             delay = min(delay * 2, 0.5)
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """A tuned connection: WAL, busy timeout, autocommit (transactions are explicit)."""
+def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
+    """A tuned connection: WAL, busy timeout, autocommit (transactions are explicit).
+
+    `read_only` opens the file with SQLite's mode=ro: no statement can change it, and the
+    journal mode is left as the file has it (switching it would write)."""
     module = sqlite_module()
-    conn = module.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+    target = f"{Path(path).absolute().as_uri()}?mode=ro" if read_only else str(path)
+    conn = module.connect(
+        target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False, uri=read_only
+    )
     _load_vec(conn)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if read_only:
+        conn.execute("PRAGMA query_only = ON")
+        return conn
     _set_wal(conn)
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")

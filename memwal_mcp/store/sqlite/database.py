@@ -24,7 +24,7 @@ import anyio
 
 from ...errors import StoreUnavailable
 from .connection import connect, is_busy, kept_copies, sqlite_module, truncate_wal
-from .migrations import apply_migrations
+from .migrations import apply_migrations, require_current
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -52,14 +52,19 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 class Database:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = Path(path).expanduser()
+        # Read-only (a migration's source): one reader, no migrations, the file's bytes untouched.
+        self.read_only = read_only
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
         self._wal_owed = False  # a forget could not empty the write-ahead log yet
         self._wal_retry: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
+        if self.read_only:
+            await self._open_read_only()
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -76,6 +81,21 @@ class Database:
             # would hang at exit instead of reporting the error.
             await self.close()
             raise
+
+    async def _open_read_only(self) -> None:
+        """Only a file at this version's schema: an older one would need the migrations that
+        a read-only open must not run, a newer one this version cannot read."""
+        if not self.path.is_file():
+            raise StoreUnavailable(f"there is no database file at {self.path}")
+        sqlite_module()
+        try:
+            self._reader = await aiosqlite.Connection(lambda: connect(self.path, read_only=True), iter_chunk_size=64)
+            await self.read(require_current, self.path)
+        except BaseException as exc:
+            await self.close()
+            if isinstance(exc, StoreUnavailable) or not isinstance(exc, Exception):
+                raise
+            raise StoreUnavailable(f"cannot read {self.path}: {exc}") from exc
 
     async def close(self) -> None:
         task, self._wal_retry = self._wal_retry, None
@@ -112,6 +132,8 @@ class Database:
 
     async def write(self, fn: Callable[..., T], *args: Any) -> T:
         """Run `fn(conn, *args)` on the writer connection."""
+        if self.read_only:
+            raise StoreUnavailable(f"{self.path} is open read-only here; nothing may be written to it")
         result = await self._retrying(self._writer, fn, args)
         if self._wal_owed:
             await self.settle_wal(0)

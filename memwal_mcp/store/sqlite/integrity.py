@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from ..records import Problem, StoreCounts
+from . import fts
 from .integrity_common import _capped, _table_exists
 from .integrity_indexes import _full_text_rows, _vector_meta, _vector_rows, _vector_tables
 from .integrity_journal import (
@@ -50,8 +51,20 @@ from .integrity_owners import (
 # --- SQLite itself ------------------------------------------------------------------
 
 
+def _load_fts_structures(conn: sqlite3.Connection) -> None:
+    """Make each FTS5 table read its index structure in this transaction. A connection that
+    read a table before another connection wrote to it keeps the old structure cached, and
+    `PRAGMA integrity_check` inside a transaction compares the index with that stale copy:
+    "malformed inverted index" for a sound table (SQLite 3.50). One MATCH refreshes it."""
+    if not _table_exists(conn, "lane_fts"):
+        return
+    for name in fts.tables(conn).values():
+        conn.execute(f"SELECT rowid FROM {name} WHERE {name} MATCH 'memwalstructureprobe' LIMIT 1").fetchall()
+
+
 def _sqlite_integrity(conn: sqlite3.Connection) -> Iterator[Problem]:
     # Since SQLite 3.44 this also verifies FTS5 indexes (their xIntegrity method).
+    _load_fts_structures(conn)
     rows = [(r[0],) for r in conn.execute("PRAGMA integrity_check").fetchall() if r[0] != "ok"]
     yield from _capped(rows, lambda message: Problem("error", "sqlite_integrity", message, "sqlite"))
     rows = conn.execute("PRAGMA foreign_key_check").fetchall()

@@ -115,6 +115,25 @@ def apply_migrations(conn: sqlite3.Connection, folder: Path | None = None) -> li
     return applied
 
 
+def require_current(conn: sqlite3.Connection, path: Path) -> None:
+    """Refuse a file whose schema is not exactly this version's, without changing it: the
+    check a read-only open makes in place of migrating."""
+    try:
+        rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+    except Exception as exc:  # no such table, or not a database at all (the driver module varies)
+        raise StoreUnavailable(f"{path} is not a memwal-mcp database ({exc})") from None
+    known = load_migrations()
+    _refuse_newer(conn, known)
+    missing = sorted({m.version for m in known} - {int(version) for version, _ in rows})
+    if missing:
+        have = max((int(version) for version, _ in rows), default=0)
+        raise StoreUnavailable(
+            f"{path} has an older schema (version {have}; this memwal-mcp's is {max(m.version for m in known)}), and"
+            f" it is opened read-only here: upgrade it first by running this memwal-mcp on it once"
+            f" (`memwal-mcp check --db {path}`), then try again"
+        )
+
+
 def _refuse_newer(conn: sqlite3.Connection, known: list[Migration]) -> None:
     """A file a newer memwal-mcp has migrated is not this version's to use: its code would
     read and write tables that are gone or changed (and fail the jobs it curates)."""

@@ -8,7 +8,7 @@ thing the layers above see. A view lives for one unit of work on the connection'
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
 import numpy as np
@@ -41,6 +41,7 @@ from ..records import (
     Undone,
 )
 from . import (
+    carried,
     fts,
     integrity,
     jobs,
@@ -176,6 +177,9 @@ class SQLiteReader:
 
     def deferred_nomination_count(self) -> int:
         return memories.deferred_nomination_count(self.conn)
+
+    def deferred_nomination_ids(self) -> list[tuple[str, str, str]]:
+        return carried.deferred_nomination_ids(self.conn)
 
     # --- jobs and lanes --------------------------------------------------------
     def owner_lanes(self, owner: str) -> list[Lane]:
@@ -447,3 +451,12 @@ class SQLiteWriter(SQLiteReader):
 
     def import_rows(self, rows: Iterable[tuple[int, ImportRow]]) -> ImportOutcome:
         return importing.import_rows(self, transfer_import.SQLiteImport(self.conn), rows)
+
+    def import_tokens(self, rows: Sequence[TokenRow]) -> tuple[int, int]:
+        return carried.import_tokens(self.conn, rows)
+
+    def merge_counters(self, counts: Mapping[str, int]) -> None:
+        carried.merge_counters(self.conn, counts)
+
+    def import_deferred_nominations(self, items: Sequence[tuple[str, str, str]]) -> int:
+        return carried.import_deferred_nominations(self.conn, items)
