@@ -167,7 +167,9 @@ def running_dashboard(tmp: Path, **extra_env: str) -> Iterator[Dashboard]:
             MEMWAL_LLM__MODEL="scripted",
             MEMWAL_LLM__API_KEY="test",
             MEMWAL_LLM__TIMEOUT_S=LLM_TIMEOUT_S,
-            **extra_env,
+            # Every test of the suite signs in to this one server from 127.0.0.1, several times a
+            # minute: the sign-in limits are tested on servers of their own (extra_env).
+            **{"MEMWAL_AUTH__SIGNIN_PER_MINUTE": "10000", "MEMWAL_AUTH__SIGNIN_PER_MINUTE_TOTAL": "10000", **extra_env},
             # a paraphrase with a new version number nominates its original
             MEMWAL_CURATION__NOMINATOR_THRESHOLD="0.5",
             MEMWAL_LOG_LEVEL="WARNING",
