@@ -37,6 +37,17 @@ class Job:
 # curated into a memory, and names no memory.
 ANALYZED = "analyzed"
 
+
+@dataclass(frozen=True, slots=True)
+class JobReport:
+    """A job as memwal_remember_status reports it. `extracted` is set for an analyze request (its source
+    text kept or forgotten): the facts extracted from it that stay remembered (memory ids; job ids of
+    those still queued), since a request becomes no memory of its own."""
+
+    job: Job
+    extracted: tuple[str, ...] | None = None
+
+
 # The revision decision of a memory that superseded others (its body unchanged; merged_ids
 # names them), and of an undo that brought them back: undoing one does the other again.
 SUPERSEDED = "superseded"

@@ -4,6 +4,7 @@ their text renderings. Free of the MCP SDK, so CLI commands start without import
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Literal
 
@@ -60,10 +61,16 @@ class JobOut(BaseModel):
     )
     supersedes: list[str] = Field([], description="Memories this fact replaces once curated")
     source_job_id: str | None = Field(None, description="The memwal_analyze request the fact was extracted from")
+    extracted: list[str] | None = Field(
+        None,
+        description="For a memwal_analyze request (which becomes no memory itself): the facts extracted from it "
+        "that stay remembered (memory ids; job ids of those still queued)",
+    )
 
     @classmethod
-    def of(cls, job: Job) -> JobOut:
+    def of(cls, job: Job, extracted: Sequence[str] | None = None) -> JobOut:
         return cls(
+            extracted=list(extracted) if extracted is not None else None,
             occurred_at=_given(job.occurred_at),
             expires_at=_given(job.expires_at),
             expired=_expired(job.expires_at),
@@ -535,12 +542,24 @@ def list_text(out: ListOut) -> str:
     return "\n".join(lines)
 
 
+def _facts(job: JobOut) -> str:
+    return f": {', '.join(job.extracted)}" if job.extracted else ""
+
+
 def job_line(job: JobOut) -> str:
     """One line per job, with its expiry marked as recall marks it and, when that is already
     past, what it means for the fact: a past expires_at is accepted, but never silently."""
     if job.status == "done" and job.memory_id is None:
         if job.decision == ANALYZED:
-            return f"{job.job_id}: analyze request (holds the source text; its facts name it)"
+            return f"{job.job_id}: analyze request (holds the source text; its facts name it{_facts(job)})"
+        if job.decision == "forgotten" and job.extracted is not None:
+            kept = (
+                f"its {counted(len(job.extracted), 'fact')} {agree(len(job.extracted), 'stays', 'stay')}"
+                f" ({', '.join(job.extracted)})"
+                if job.extracted
+                else "the facts extracted from it were forgotten too"
+            )
+            return f"analyze request {job.job_id}: its source text was forgotten; {kept}"
         if job.decision == "forgotten":  # erased by a forget while still queued: it never became a memory
             return f"{job.job_id}: forgotten before it was curated (its text is erased; it became no memory)"
         line = f"{job.job_id}: done ({job.decision}) but in no memory (`memwal-mcp check` names the damage)"

@@ -409,8 +409,8 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
     ) -> Annotated[CallToolResult, StatusOut]:
         """Report what curation did with remember jobs: queued, done (decision and memory id),
         or failed (with the error)."""
-        jobs = await call(service.status(caller("read", "memwal_remember_status"), job_ids, wait_ms))
-        out = StatusOut(jobs=[JobOut.of(job) for job in jobs])
+        reports = await call(service.report(caller("read", "memwal_remember_status"), job_ids, wait_ms))
+        out = StatusOut(jobs=[JobOut.of(r.job, r.extracted) for r in reports])
         return _reply("\n".join(job_line(job) for job in out.jobs), out)
 
     @server.tool(

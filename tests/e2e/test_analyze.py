@@ -105,8 +105,14 @@ async def test_forgetting_the_request_erases_the_source_and_keeps_the_facts(serv
         with anyio.fail_after(180):
             async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
                 out = await _call(session, "memwal_analyze", text=source, wait_ms=20000)
+                before = await session.call_tool("memwal_remember_status", {"job_ids": [out["request_id"]]})
                 forgot = await session.call_tool("memwal_forget", {"memory_id": out["request_id"]})
                 listed = await _call(session, "memwal_list")
+                status = await session.call_tool("memwal_remember_status", {"job_ids": [out["request_id"]]})
+                history = await session.call_tool("memwal_history", {"memory_id": out["request_id"]})
+        cli_status = subprocess.run(
+            [str(MEMWAL), "status", out["request_id"]], env=env, capture_output=True, text=True, timeout=60
+        )
     assert [m["text"] for m in listed["memories"]] == ["Alice moved to Lisbon in March"]
     # The reply says what went (the source text) and what stayed (the fact, by its memory id).
     (fact,) = out["facts"]
@@ -117,6 +123,17 @@ async def test_forgetting_the_request_erases_the_source_and_keeps_the_facts(serv
     )
     leaks = [p.name for p in db_path.parent.glob("memwal.db*") if b"qwzxplorf" in p.read_bytes().lower()]
     assert leaks == []
+    # A request becomes no memory: its status and history say what it is and where its facts are, before
+    # and after its text was forgotten (it was analyzed, not "forgotten before it was curated").
+    request, memory = out["request_id"], fact["memory_id"]
+    assert tool_text(before) == f"{request}: analyze request (holds the source text; its facts name it: {memory})"
+    said = f"analyze request {request}: its source text was forgotten; its 1 fact stays ({memory})"
+    assert tool_text(status) == said and status.structured_content["jobs"][0]["extracted"] == [memory]
+    assert cli_status.returncode == 0 and cli_status.stdout.strip() == said, cli_status.stderr
+    assert history.is_error and tool_text(history).endswith(
+        f"memory_id {request!r} is an analyze request's id: it becomes no memory itself; "
+        f"the facts extracted from it are {memory}; give one of those"
+    )
 
 
 async def test_without_an_llm_analyze_is_an_error_naming_the_settings(server_env, db_path, tmp_path):
