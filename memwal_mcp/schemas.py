@@ -3,6 +3,7 @@ their text renderings. Free of the MCP SDK, so CLI commands start without import
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -29,12 +30,27 @@ def _iso(ts: float, millis: bool = False) -> str:
     """An instant in UTC, to the second; with `millis`, with the milliseconds it has too
     ("10:00:00.5", never float noise such as "10:00:00.499999")."""
     try:
-        moment = datetime.fromtimestamp(ts, tz=timezone.utc)  # rounded to the microsecond
+        whole, ms = _split(ts)
+        moment = datetime.fromtimestamp(whole, tz=timezone.utc)
     except (OverflowError, ValueError, OSError):  # stored before instants were range-checked
         return f"@{ts}"
-    # Cut, never rounded up: the time shown, given back as `until`, still includes the instant.
-    fraction = f".{moment.microsecond // 1000:03d}".rstrip("0").rstrip(".") if millis else ""
-    return moment.replace(microsecond=0, tzinfo=None).isoformat() + fraction + "+00:00"
+    fraction = f".{ms:03d}".rstrip("0").rstrip(".") if millis else ""
+    return moment.replace(tzinfo=None).isoformat() + fraction + "+00:00"
+
+
+def _split(ts: float) -> tuple[int, int]:
+    """Whole seconds, and the latest millisecond whose instant, as a time given is parsed (integer
+    microseconds over 10**6), is not after `ts`. Cut, never rounded up: the time shown, given back as
+    `since` or `until`, still includes the instant. But not cut by its float digits: far in the future a
+    float is coarser than a microsecond, and "9999-06-15T10:00:00.123" is stored as ...00.12299...,
+    whose digits would show the millisecond before the one given."""
+    whole = math.floor(ts)
+    ms = min(999, int((ts - whole) * 1000))  # exact subtraction; the product may be a unit off either way
+    while ms < 999 and (whole * 1000 + ms + 1) / 1000 <= ts:
+        ms += 1
+    while ms > 0 and (whole * 1000 + ms) / 1000 > ts:
+        ms -= 1
+    return whole, ms
 
 
 class JobOut(BaseModel):
