@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .recall.format import expiry_mark, superseded_mark
+from .recall.format import expiry_mark, last_day, superseded_mark
 from .records import (
     ANALYZED,
     AnalyzeOutcome,
@@ -19,6 +19,7 @@ from .records import (
     History,
     Hit,
     Job,
+    MemoryNow,
     MemoryPage,
     RecallResult,
     RememberOutcome,
@@ -83,10 +84,21 @@ class JobOut(BaseModel):
         "that stay remembered (memory ids; job ids of those still queued)",
     )
 
+    memory_expires_at: str | None = Field(
+        None,
+        description="Once done: from when the memory the fact is in is no longer recalled, if it expires. A repeat "
+        "or merge keeps the later expiry of the two, and none when either has none, so it can differ from expires_at",
+    )
+    memory_expired: bool = Field(False, description="Once done: the memory the fact is in is past its expiry")
+
     @classmethod
-    def of(cls, job: Job, extracted: Sequence[str] | None = None) -> JobOut:
+    def of(cls, job: Job, extracted: Sequence[str] | None = None, memory: MemoryNow | None = None) -> JobOut:
+        """`memory`: what the job's memory holds now; without it (not read, or gone), the job's own expiry."""
+        memory_expires_at = None if job.status != "done" else job.expires_at if memory is None else memory.expires_at
         return cls(
             extracted=list(extracted) if extracted is not None else None,
+            memory_expires_at=_given(memory_expires_at),
+            memory_expired=_expired(memory_expires_at),
             occurred_at=_given(job.occurred_at),
             expires_at=_given(job.expires_at),
             expired=_expired(job.expires_at),
@@ -131,7 +143,7 @@ class RememberOut(JobOut):
 
     @classmethod
     def of_outcome(cls, outcome: RememberOutcome) -> RememberOut:
-        return cls(**JobOut.of(outcome.job).model_dump(), replayed=outcome.replayed)
+        return cls(**JobOut.of(outcome.job, memory=outcome.memory).model_dump(), replayed=outcome.replayed)
 
 
 def remember_line(out: RememberOut) -> str:
@@ -360,7 +372,10 @@ class HistoryOut(BaseModel):
                 )
                 for r in history.revisions
             ],
-            jobs=[JobOut.of(job) for job in history.jobs],
+            jobs=[
+                JobOut.of(job, memory=MemoryNow(history.expires_at) if job.memory_id == history.memory_id else None)
+                for job in history.jobs
+            ],
             merged_from=history.merged_from,
             expires_at=_given(history.expires_at),
             expired=_expired(history.expires_at),
@@ -582,20 +597,38 @@ def job_line(job: JobOut) -> str:
     elif job.status == "done":
         note = f"; {job.note}" if job.note else ""
         line = f"{job.job_id}: done ({job.decision}) -> memory {job.memory_id}{note}"
+        line += _marks(job.memory_expires_at, job.memory_expired)
+        if job.memory_expires_at != job.expires_at:
+            return line + _own_expiry(job)
+        return line + (_ALREADY_EXPIRED if job.expired else "")
     elif job.status == "failed":
         line = f"{job.job_id}: failed: {job.error}"
     else:
         line = f"{job.job_id}: queued (being curated{'' if job.expired else '; recall already sees it'})"
-    line += _marks(job.expires_at, job.expired)
-    if not job.expired:
-        return line
-    if job.status == "queued" or job.decision == "created":
-        return line + " (already expired: recall and list leave it out unless include_expired is set)"
-    # A repeat or merge moves the memory's end to the later of the two, and never sets one it lacks.
-    return line + (
-        " (already expired; the memory it went into keeps its own expiry if that is later,"
-        " and never expires if it had none)"
-    )
+    return line + _marks(job.expires_at, job.expired) + (_ALREADY_EXPIRED if job.expired else "")
+
+
+_ALREADY_EXPIRED = " (already expired: recall and list leave it out unless include_expired is set)"
+
+
+def _own_expiry(job: JobOut) -> str:
+    """A done job's own expiry, when the memory it went into has another (the memory's is what holds)."""
+    if job.expires_at is None:
+        return " (the memory's expiry; this fact gave none)"
+    own = _day(job.expires_at)
+    if job.memory_expires_at is None:
+        return f" (the memory does not expire; this fact's own expiry, {own}, does not shorten it)"
+    # The same format throughout (_iso), so the strings order as the instants do.
+    later = "later expiry is kept" if job.memory_expires_at > job.expires_at else "expiry holds"
+    return f" (the memory's {later}; this fact's own was {own})"
+
+
+def _day(expires_at: str) -> str:
+    """The last day a fact with this expiry holds, as its mark names it."""
+    try:
+        return last_day(datetime.fromisoformat(expires_at).timestamp())
+    except ValueError:  # a time _iso could not show
+        return expires_at
 
 
 # --- the server ----------------------------------------------------------------

@@ -11,7 +11,7 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -40,6 +40,7 @@ from .records import (
     Job,
     JobReport,
     MemoryItem,
+    MemoryNow,
     MemoryPage,
     RecallResult,
     RememberOutcome,
@@ -278,7 +279,9 @@ class MemoryService:
         if wait and queued:
             self.worker.hurry()
             settled = await self._settle(owner, list(dict.fromkeys(queued)), wait)
-        return [RememberOutcome(settled.get(job.id, job), replayed) for job, replayed in filed]
+        jobs = [settled.get(job.id, job) for job, _ in filed]
+        now = await self._store.read(_memories_now, owner, jobs)
+        return [RememberOutcome(job, replayed, now.get(job.id)) for job, (_, replayed) in zip(jobs, filed, strict=True)]
 
     async def analyze(self, owner: str, text: object, namespace: object = None, wait_ms: object = 0) -> AnalyzeOutcome:
         """Ask the LLM for the facts in a conversation or passage, and remember each through
@@ -346,9 +349,12 @@ class MemoryService:
     async def report(self, owner: str, job_ids: object, wait_ms: object = 0) -> list[JobReport]:
         """`status`, with the facts of each analyze request among the jobs (which became no memory)."""
         jobs = await self.status(owner, job_ids, wait_ms)
-        return await self._store.read(
-            lambda reader: [JobReport(job, _request_facts(reader, owner, job)) for job in jobs]
-        )
+
+        def read(reader: StoreReader) -> list[JobReport]:
+            now = _memories_now(reader, owner, jobs)
+            return [JobReport(job, _request_facts(reader, owner, job), now.get(job.id)) for job in jobs]
+
+        return await self._store.read(read)
 
     async def _settle(self, owner: str, ids: list[str], wait: int) -> dict[str, Job]:
         """The jobs, once none is queued or `wait` ms have passed."""
@@ -709,6 +715,18 @@ def _job_not_memory(reader: StoreReader, owner: str, job_id: str) -> str:
         else "none of its facts is kept"
     )
     return f"memory_id {job_id!r} is an analyze request's id: it becomes no memory itself; {kept}"
+
+
+def _memories_now(reader: StoreReader, owner: str, jobs: Sequence[Job]) -> dict[str, MemoryNow]:
+    """For each done job whose memory is kept (live, superseded or expired; not merged away or forgotten),
+    what that memory holds now."""
+    found: dict[str, MemoryNow | None] = {}
+    for memory_id in {job.memory_id for job in jobs if job.status == "done" and job.memory_id is not None}:
+        row = reader.memory_by_id(owner, memory_id)
+        found[memory_id] = (
+            MemoryNow(row[0].expires_at) if row is not None and row[1] in ("live", "superseded") else None
+        )
+    return {job.id: now for job in jobs if job.memory_id is not None and (now := found.get(job.memory_id)) is not None}
 
 
 def _request_facts(reader: StoreReader, owner: str, job: Job) -> tuple[str, ...] | None:

@@ -53,8 +53,7 @@ async def test_counts_read_as_english(server_env, db, tmp_path):
     assert tool_text(many).splitlines()[0] == "Remembered 1 fact:"
     assert repeat.structured_content["decision"] == "occurrence"
     assert tool_text(repeat).endswith(
-        " (already expired; the memory it went into keeps its own expiry if that is later,"
-        " and never expires if it had none)"
+        f"-> memory {memory} (the memory does not expire; this fact's own expiry, 2020-01-01, does not shorten it)"
     ), tool_text(repeat)
     assert tool_text(forgot) == f"Forgot {memory} (2 remember jobs erased)."
 
