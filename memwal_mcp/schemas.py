@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .curation.extract import MAX_FACTS
 from .recall.format import expiry_mark, last_day, superseded_mark
 from .records import (
     ANALYZED,
@@ -228,18 +229,21 @@ def analyze_text(out: AnalyzeOut) -> str:
     for fact in out.facts:
         lines.append(f"- {job_line(fact)}: {fact.text}")
     notes = [
-        (out.left_out, "more fact", "left out (at most 50 per call)"),
-        (out.refused, "fact", f"refused and not remembered: {_some(out.refusals)}"),
+        (out.left_out, "more fact", f"left out: at most {MAX_FACTS} are kept per call"),
         (out.repeated, "repeated fact", "remembered once"),
     ]
     lines += [f"({counted(n, noun)} {agree(n, 'was', 'were')} {what}.)" for n, noun, what in notes if n]
+    if out.refused:
+        lines.append(f"{counted(out.refused, 'fact')} {agree(out.refused, 'was', 'were')} refused and not remembered:")
+        lines += _some(out.refusals)
     return "\n".join(lines)
 
 
-def _some(reasons: list[str], most: int = 5) -> str:
-    """The first few reasons, and how many more (a model can return hundreds of bad items)."""
-    shown = "; ".join(reasons[:most])
-    return shown + (f"; and {len(reasons) - most} more" if len(reasons) > most else "")
+def _some(reasons: list[str], most: int = 5) -> list[str]:
+    """The first few reasons, one a line (a reason may hold a semicolon of its own), and how many more (a
+    model can return hundreds of bad items)."""
+    shown = [f"  - {reason}" for reason in reasons[:most]]
+    return shown + ([f"  - and {len(reasons) - most} more"] if len(reasons) > most else [])
 
 
 class StatusOut(BaseModel):

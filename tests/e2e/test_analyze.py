@@ -180,7 +180,9 @@ async def test_facts_that_are_no_text_are_refused_with_their_reasons_never_dropp
         "fact 6 is true or false, not a text",
     ]
     text = tool_text(some)
-    assert "(5 facts were refused and not remembered: fact 2 is a number, not a text;" in text, text
+    # One reason a line: a reason may hold a semicolon of its own.
+    assert "\n5 facts were refused and not remembered:\n  - fact 2 is a number, not a text\n" in text, text
+    assert text.endswith("\n  - fact 5 is empty; the LLM gave no text\n  - fact 6 is true or false, not a text"), text
     # Nothing but items that are no text: extraction failed, and the source is kept whole.
     failed = dict(none.structured_content)
     assert failed["extraction_failed"] and "none of the 2 facts" in failed["error"]

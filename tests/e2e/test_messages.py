@@ -83,5 +83,5 @@ async def test_analyze_messages_name_the_limit_and_count_in_the_singular(server_
     assert too_long == "text is 70000 bytes; the limit is 65536 bytes (analyze it in parts)"
     lines = tool_text(one).splitlines()
     assert lines[0].startswith("Extracted 1 fact from analyze request j_"), lines
-    assert lines[-1] == "(1 fact was refused and not remembered: fact 2 is a number, not a text.)", lines
+    assert lines[-2:] == ["1 fact was refused and not remembered:", "  - fact 2 is a number, not a text"], lines
     assert failed["error"] == "extraction failed: the one fact the LLM returned is no valid text"
