@@ -223,3 +223,28 @@ async def test_forgetting_an_extracted_fact_names_the_request_that_still_holds_i
     assert not last.is_error and last.structured_content["source_requests"] == []
     assert tool_text(last) == f"Forgot {shift['memory_id']} (1 remember job erased)."
     assert db.scalar("SELECT count(*) FROM remember_jobs WHERE text LIKE '%Zyxquorp%'") == 0
+
+
+async def test_the_cli_analyzes_stdin_and_files_without_their_trailing_white_space(server_env, db_path, tmp_path):
+    source = "Erin: I moved to Porto in May."
+    reply = Reply(json.dumps({"facts": ["Erin moved to Porto in May"]}))
+    (tmp_path / "chat.txt").write_text(source + "\n", encoding="utf-8")
+    with ScriptedLLM(_script(reply)) as llm:
+        env = _env(server_env, llm)
+        runs = [
+            subprocess.run(
+                [str(MEMWAL), "analyze", name, "--json"],
+                input=source + "\n\n  \n",
+                env=env,
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            for name in ("-", "chat.txt")
+        ]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    requests = [json.loads(run.stdout)["request_id"] for run in runs]
+    texts = [db_rows(db_path, "SELECT text FROM remember_jobs WHERE id = ?", (rid,))[0][0] for rid in requests]
+    assert texts == [source, source]
