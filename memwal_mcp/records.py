@@ -56,6 +56,8 @@ class JobReport:
     job: Job
     extracted: tuple[str, ...] | None = None
     memory: MemoryNow | None = None
+    # False when this server runs no curation worker (`serve --no-worker`): a queued job waits for one.
+    curated_here: bool = True
 
 
 # The revision decision of a memory that superseded others (its body unchanged; merged_ids
@@ -70,6 +72,7 @@ class RememberOutcome:
     # True when an earlier job with the same idempotency key was returned instead of a new one.
     replayed: bool
     memory: MemoryNow | None = None  # see JobReport
+    curated_here: bool = True  # see JobReport
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,12 +91,24 @@ class JobOut(BaseModel):
         "or merge keeps the later expiry of the two, and none when either has none, so it can differ from expires_at",
     )
     memory_expired: bool = Field(False, description="Once done: the memory the fact is in is past its expiry")
+    curated_here: bool = Field(
+        True,
+        description="False when this server runs no curation worker (serve --no-worker): a queued job is "
+        "curated once a server with one runs on this database",
+    )
 
     @classmethod
-    def of(cls, job: Job, extracted: Sequence[str] | None = None, memory: MemoryNow | None = None) -> JobOut:
+    def of(
+        cls,
+        job: Job,
+        extracted: Sequence[str] | None = None,
+        memory: MemoryNow | None = None,
+        curated_here: bool = True,
+    ) -> JobOut:
         """`memory`: what the job's memory holds now; without it (not read, or gone), the job's own expiry."""
         memory_expires_at = None if job.status != "done" else job.expires_at if memory is None else memory.expires_at
         return cls(
+            curated_here=curated_here,
             extracted=list(extracted) if extracted is not None else None,
             memory_expires_at=_given(memory_expires_at),
             memory_expired=_expired(memory_expires_at),
@@ -144,7 +156,8 @@ class RememberOut(JobOut):
 
     @classmethod
     def of_outcome(cls, outcome: RememberOutcome) -> RememberOut:
-        return cls(**JobOut.of(outcome.job, memory=outcome.memory).model_dump(), replayed=outcome.replayed)
+        job = JobOut.of(outcome.job, memory=outcome.memory, curated_here=outcome.curated_here)
+        return cls(**job.model_dump(), replayed=outcome.replayed)
 
 
 def remember_line(out: RememberOut) -> str:
@@ -608,7 +621,10 @@ def job_line(job: JobOut) -> str:
     elif job.status == "failed":
         line = f"{job.job_id}: failed: {job.error}"
     else:
-        line = f"{job.job_id}: queued (being curated{'' if job.expired else '; recall already sees it'})"
+        curated = (
+            "being curated" if job.curated_here else "no curation worker runs in this server; curated when one runs"
+        )
+        line = f"{job.job_id}: queued ({curated}{'' if job.expired else '; recall already sees it'})"
     return line + _marks(job.expires_at, job.expired) + (_ALREADY_EXPIRED if job.expired else "")
 
 

@@ -410,7 +410,7 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
         """Report what curation did with remember jobs: queued, done (decision and memory id),
         or failed (with the error)."""
         reports = await call(service.report(caller("read", "memwal_remember_status"), job_ids, wait_ms))
-        out = StatusOut(jobs=[JobOut.of(r.job, r.extracted, r.memory) for r in reports])
+        out = StatusOut(jobs=[JobOut.of(r.job, r.extracted, r.memory, r.curated_here) for r in reports])
         return _reply("\n".join(job_line(job) for job in out.jobs), out)
 
     @server.tool(

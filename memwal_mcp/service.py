@@ -281,7 +281,11 @@ class MemoryService:
             settled = await self._settle(owner, list(dict.fromkeys(queued)), wait)
         jobs = [settled.get(job.id, job) for job, _ in filed]
         now = await self._store.read(_memories_now, owner, jobs)
-        return [RememberOutcome(job, replayed, now.get(job.id)) for job, (_, replayed) in zip(jobs, filed, strict=True)]
+        here = self.settings.server.worker
+        return [
+            RememberOutcome(job, replayed, now.get(job.id), here)
+            for job, (_, replayed) in zip(jobs, filed, strict=True)
+        ]
 
     async def analyze(self, owner: str, text: object, namespace: object = None, wait_ms: object = 0) -> AnalyzeOutcome:
         """Ask the LLM for the facts in a conversation or passage, and remember each through
@@ -352,7 +356,8 @@ class MemoryService:
 
         def read(reader: StoreReader) -> list[JobReport]:
             now = _memories_now(reader, owner, jobs)
-            return [JobReport(job, _request_facts(reader, owner, job), now.get(job.id)) for job in jobs]
+            here = self.settings.server.worker
+            return [JobReport(job, _request_facts(reader, owner, job), now.get(job.id), here) for job in jobs]
 
         return await self._store.read(read)
 

@@ -85,3 +85,17 @@ async def test_analyze_messages_name_the_limit_and_count_in_the_singular(server_
     assert lines[0].startswith("Extracted 1 fact from analyze request j_"), lines
     assert lines[-2:] == ["1 fact was refused and not remembered:", "  - fact 2 is a number, not a text"], lines
     assert failed["error"] == "extraction failed: the one fact the LLM returned is no valid text"
+
+
+async def test_a_server_without_a_worker_says_a_queued_fact_waits_for_one(server_env, db, tmp_path):
+    with anyio.fail_after(120):
+        async with mcp_stdio_session(server_env(), tmp_path / "stderr.log", args=["serve", "--no-worker"]) as (
+            session,
+            _,
+        ):
+            remembered = await session.call_tool("memwal_remember", {"text": "The printer is on floor 3"})
+            job = remembered.structured_content["job_id"]
+            status = await session.call_tool("memwal_remember_status", {"job_ids": [job]})
+    said = f"{job}: queued (no curation worker runs in this server; curated when one runs; recall already sees it)"
+    assert tool_text(remembered) == f"Remembered: {said}"
+    assert tool_text(status) == said and status.structured_content["jobs"][0]["curated_here"] is False
