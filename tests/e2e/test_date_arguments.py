@@ -165,16 +165,16 @@ def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
 
 def test_the_cli_refuses_until_before_since(server_env, tmp_path: Path) -> None:
     done = cli(server_env(), "recall", "coffee", "--since", "2026-06-30", "--until", "2026-06-01", cwd=tmp_path)
-    assert "until '2026-06-01' is before since '2026-06-30'" in one_line_error(done)
+    assert "--until '2026-06-01' is before --since '2026-06-30'" in one_line_error(done)  # named as typed
 
 
 def test_the_cli_refuses_dates_with_control_characters(server_env, tmp_path: Path) -> None:
     env = server_env()
     for args, name in [
-        (["recall", "coffee", "--since"], "since"),
-        (["recall", "coffee", "--until"], "until"),
-        (["list", "--since"], "since"),
-        (["remember", "Bought a kettle", "--occurred-at"], "occurred_at"),
+        (["recall", "coffee", "--since"], "--since"),
+        (["recall", "coffee", "--until"], "--until"),
+        (["list", "--since"], "--since"),
+        (["remember", "Bought a kettle", "--occurred-at"], "--occurred-at"),
     ]:
         done = cli(env, *args, "2026-01-01T00:00:00\x01", cwd=tmp_path)
         assert f"{name} contains the control character U+0001" in one_line_error(done)
