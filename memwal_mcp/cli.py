@@ -93,6 +93,27 @@ def _argument_names(parser: argparse.ArgumentParser) -> dict[str, str]:
     return names
 
 
+def _options(parser: argparse.ArgumentParser, command: str) -> dict[str, str]:
+    """The one table from the service's argument names to the command's option spellings: each option's
+    dest is the service's name for it (`--expires` has dest expires_at, `--key` idempotency_key)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            sub = action.choices[command]
+            return {a.dest: max(a.option_strings, key=len) for a in sub._actions if a.option_strings}
+    return {}
+
+
+def in_option_names(message: str, options: dict[str, str]) -> str:
+    """A service error as the command line reads it: the argument it starts with, and any named with its
+    value ("until '2026-01-02' is before since '2026-03-01'"), spelled as the option ("--max-chars must be
+    ..." for max_chars). Other words are left alone: "the limit is 65536 bytes" names no option."""
+    if not options:
+        return message
+    names = "|".join(re.escape(name) for name in sorted(options, key=len, reverse=True))
+    pattern = re.compile(rf"^({names})\b(?!-)|(?<![\w-])({names})(?= ['\"\[])")
+    return pattern.sub(lambda m: options[m.group(1) or m.group(2)], message)
+
+
 def _refuse_undecodable(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """An argument that is not UTF-8 arrives with its bad bytes as lone surrogates (PEP 383);
     anything that encodes it later (a hash, SQLite, print) would end in a traceback."""
@@ -155,7 +176,7 @@ def _main(argv: list[str] | None) -> None:
         if not getattr(command, "RUNS_UNTIL_STOPPED", False):
             sys.exit(EXIT_INTERRUPTED)
     except InvalidInput as exc:
-        parser.exit(EXIT_USAGE, f"memwal-mcp: error: {exc}\n")
+        parser.exit(EXIT_USAGE, f"memwal-mcp: error: {in_option_names(str(exc), _options(parser, name))}\n")
     except MemwalError as exc:
         parser.exit(EXIT_FAILED, f"memwal-mcp: error: {exc}\n")
 

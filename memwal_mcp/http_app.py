@@ -38,7 +38,6 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_REQUEST
 from starlette.responses import Response
@@ -46,6 +45,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .config import Settings
 from .ratelimit import Grant, SharedRateLimiter
+from .request_size import max_request_bytes
 from .stdio_replies import Reply, encode, for_sdk, is_text, parse_line, unencodable_reply
 from .tokens import TokenRegistry
 
@@ -76,7 +76,7 @@ class _Screened:
     params: tuple[Any, dict[str, Any]] | None = None
 
 
-async def _screen(receive: Receive, limit: int = DEFAULT_MAX_REQUEST_BODY_SIZE) -> _Screened:
+async def _screen(receive: Receive, limit: int) -> _Screened:
     """Read a POST's body and decide, as for a stdio line: answer it, pass it on (re-serialised when the SDK's
     parser would refuse it), or drop it. A body over `limit` is passed on as it came, for the SDK's 413."""
     chunks: list[Message] = []
@@ -258,6 +258,7 @@ class HttpGate:
         self._sessions = SessionBook(settings.auth.max_sessions_per_token)
         self._idle_s = settings.server.session_idle_s
         self._max_sessions = settings.server.max_sessions
+        self._max_body = max_request_bytes(settings.limits.max_text_bytes)
         # Each open SSE stream by session id: its caller, and how to put an event on it.
         self._sse_streams: dict[str, tuple[str, Callable[[bytes], Awaitable[None]]]] = {}
 
@@ -356,7 +357,7 @@ class HttpGate:
         if session_id is not None:
             self._sessions.touch(caller, session_id)
         if scope["method"] == "POST":
-            screened = await _screen(receive)
+            screened = await _screen(receive, self._max_body)
             if screened.reply is not None:
                 await _reply_response(screened.reply)(scope, receive, send)
                 return
@@ -419,7 +420,7 @@ class HttpGate:
         session_id = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1")).get("session_id", [None])[0]
         if session_id is not None:
             self._sessions.touch(caller, session_id)
-        screened = await _screen(receive)
+        screened = await _screen(receive, self._max_body)
         stream = self._sse_streams.get(session_id or "")
         if stream is None or stream[0] != caller:  # no stream of this caller's to answer on: the SDK says why
             receive = screened.original
@@ -568,17 +569,19 @@ async def serve_http(
     from starlette.routing import Mount
 
     host, port = settings.server.host, settings.server.port
+    max_body = max_request_bytes(settings.limits.max_text_bytes)
     app: Starlette
     server.middleware.append(_restore_params)
     if settings.server.transport == "sse":
         server.middleware.append(_answer_refused)
-        app = server.sse_app(host=host)
+        app = server.sse_app(host=host, max_request_body_size=max_body)
     else:
         app = server.streamable_http_app(
             host=host,
             stateless_http=settings.server.stateless,
             session_idle_timeout=settings.server.session_idle_s,
             max_sessions=settings.server.max_sessions,
+            max_request_body_size=max_body,
         )
     if dashboard is not None:
         app.router.routes.insert(0, Mount(DASHBOARD_PATH, app=dashboard))

@@ -37,6 +37,29 @@ class Job:
 # curated into a memory, and names no memory.
 ANALYZED = "analyzed"
 
+
+@dataclass(frozen=True, slots=True)
+class MemoryNow:
+    """What the memory a done job is in holds now, read with the job: a repeat or merge gave it the later
+    of the two expiries (none when either had none), which need not be the job's own."""
+
+    expires_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobReport:
+    """A job as memwal_remember_status reports it. `extracted` is set for an analyze request (its source
+    text kept or forgotten): the facts extracted from it that stay remembered (memory ids; job ids of
+    those still queued), since a request becomes no memory of its own. `memory`: see MemoryNow (None
+    when the job is in no memory that is kept)."""
+
+    job: Job
+    extracted: tuple[str, ...] | None = None
+    memory: MemoryNow | None = None
+    # False when this server runs no curation worker (`serve --no-worker`): a queued job waits for one.
+    curated_here: bool = True
+
+
 # The revision decision of a memory that superseded others (its body unchanged; merged_ids
 # names them), and of an undo that brought them back: undoing one does the other again.
 SUPERSEDED = "superseded"
@@ -48,6 +71,8 @@ class RememberOutcome:
     job: Job
     # True when an earlier job with the same idempotency key was returned instead of a new one.
     replayed: bool
+    memory: MemoryNow | None = None  # see JobReport
+    curated_here: bool = True  # see JobReport
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,13 +3,16 @@ their text renderings. Free of the MCP SDK, so CLI commands start without import
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .recall.format import expiry_mark, superseded_mark
+from .curation.extract import MAX_FACTS
+from .recall.format import expiry_mark, last_day, superseded_mark
 from .records import (
     ANALYZED,
     AnalyzeOutcome,
@@ -17,6 +20,7 @@ from .records import (
     History,
     Hit,
     Job,
+    MemoryNow,
     MemoryPage,
     RecallResult,
     RememberOutcome,
@@ -29,12 +33,27 @@ def _iso(ts: float, millis: bool = False) -> str:
     """An instant in UTC, to the second; with `millis`, with the milliseconds it has too
     ("10:00:00.5", never float noise such as "10:00:00.499999")."""
     try:
-        moment = datetime.fromtimestamp(ts, tz=timezone.utc)  # rounded to the microsecond
+        whole, ms = _split(ts)
+        moment = datetime.fromtimestamp(whole, tz=timezone.utc)
     except (OverflowError, ValueError, OSError):  # stored before instants were range-checked
         return f"@{ts}"
-    # Cut, never rounded up: the time shown, given back as `until`, still includes the instant.
-    fraction = f".{moment.microsecond // 1000:03d}".rstrip("0").rstrip(".") if millis else ""
-    return moment.replace(microsecond=0, tzinfo=None).isoformat() + fraction + "+00:00"
+    fraction = f".{ms:03d}".rstrip("0").rstrip(".") if millis else ""
+    return moment.replace(tzinfo=None).isoformat() + fraction + "+00:00"
+
+
+def _split(ts: float) -> tuple[int, int]:
+    """Whole seconds, and the latest millisecond whose instant, as a time given is parsed (integer
+    microseconds over 10**6), is not after `ts`. Cut, never rounded up: the time shown, given back as
+    `since` or `until`, still includes the instant. But not cut by its float digits: far in the future a
+    float is coarser than a microsecond, and "9999-06-15T10:00:00.123" is stored as ...00.12299...,
+    whose digits would show the millisecond before the one given."""
+    whole = math.floor(ts)
+    ms = min(999, int((ts - whole) * 1000))  # exact subtraction; the product may be a unit off either way
+    while ms < 999 and (whole * 1000 + ms + 1) / 1000 <= ts:
+        ms += 1
+    while ms > 0 and (whole * 1000 + ms) / 1000 > ts:
+        ms -= 1
+    return whole, ms
 
 
 class JobOut(BaseModel):
@@ -61,10 +80,39 @@ class JobOut(BaseModel):
     )
     supersedes: list[str] = Field([], description="Memories this fact replaces once curated")
     source_job_id: str | None = Field(None, description="The memwal_analyze request the fact was extracted from")
+    extracted: list[str] | None = Field(
+        None,
+        description="For a memwal_analyze request (which becomes no memory itself): the facts extracted from it "
+        "that stay remembered (memory ids; job ids of those still queued)",
+    )
+
+    memory_expires_at: str | None = Field(
+        None,
+        description="Once done: from when the memory the fact is in is no longer recalled, if it expires. A repeat "
+        "or merge keeps the later expiry of the two, and none when either has none, so it can differ from expires_at",
+    )
+    memory_expired: bool = Field(False, description="Once done: the memory the fact is in is past its expiry")
+    curated_here: bool = Field(
+        True,
+        description="False when this server runs no curation worker (serve --no-worker): a queued job is "
+        "curated once a server with one runs on this database",
+    )
 
     @classmethod
-    def of(cls, job: Job) -> JobOut:
+    def of(
+        cls,
+        job: Job,
+        extracted: Sequence[str] | None = None,
+        memory: MemoryNow | None = None,
+        curated_here: bool = True,
+    ) -> JobOut:
+        """`memory`: what the job's memory holds now; without it (not read, or gone), the job's own expiry."""
+        memory_expires_at = None if job.status != "done" else job.expires_at if memory is None else memory.expires_at
         return cls(
+            curated_here=curated_here,
+            extracted=list(extracted) if extracted is not None else None,
+            memory_expires_at=_given(memory_expires_at),
+            memory_expired=_expired(memory_expires_at),
             occurred_at=_given(job.occurred_at),
             expires_at=_given(job.expires_at),
             expired=_expired(job.expires_at),
@@ -109,7 +157,8 @@ class RememberOut(JobOut):
 
     @classmethod
     def of_outcome(cls, outcome: RememberOutcome) -> RememberOut:
-        return cls(**JobOut.of(outcome.job).model_dump(), replayed=outcome.replayed)
+        job = JobOut.of(outcome.job, memory=outcome.memory, curated_here=outcome.curated_here)
+        return cls(**job.model_dump(), replayed=outcome.replayed)
 
 
 def remember_line(out: RememberOut) -> str:
@@ -194,18 +243,21 @@ def analyze_text(out: AnalyzeOut) -> str:
     for fact in out.facts:
         lines.append(f"- {job_line(fact)}: {fact.text}")
     notes = [
-        (out.left_out, "more fact", "left out (at most 50 per call)"),
-        (out.refused, "fact", f"refused and not remembered: {_some(out.refusals)}"),
+        (out.left_out, "more fact", f"left out: at most {MAX_FACTS} are kept per call"),
         (out.repeated, "repeated fact", "remembered once"),
     ]
     lines += [f"({counted(n, noun)} {agree(n, 'was', 'were')} {what}.)" for n, noun, what in notes if n]
+    if out.refused:
+        lines.append(f"{counted(out.refused, 'fact')} {agree(out.refused, 'was', 'were')} refused and not remembered:")
+        lines += _some(out.refusals)
     return "\n".join(lines)
 
 
-def _some(reasons: list[str], most: int = 5) -> str:
-    """The first few reasons, and how many more (a model can return hundreds of bad items)."""
-    shown = "; ".join(reasons[:most])
-    return shown + (f"; and {len(reasons) - most} more" if len(reasons) > most else "")
+def _some(reasons: list[str], most: int = 5) -> list[str]:
+    """The first few reasons, one a line (a reason may hold a semicolon of its own), and how many more (a
+    model can return hundreds of bad items)."""
+    shown = [f"  - {reason}" for reason in reasons[:most]]
+    return shown + ([f"  - and {len(reasons) - most} more"] if len(reasons) > most else [])
 
 
 class StatusOut(BaseModel):
@@ -343,7 +395,10 @@ class HistoryOut(BaseModel):
                 )
                 for r in history.revisions
             ],
-            jobs=[JobOut.of(job) for job in history.jobs],
+            jobs=[
+                JobOut.of(job, memory=MemoryNow(history.expires_at) if job.memory_id == history.memory_id else None)
+                for job in history.jobs
+            ],
             merged_from=history.merged_from,
             expires_at=_given(history.expires_at),
             expired=_expired(history.expires_at),
@@ -600,32 +655,65 @@ def list_text(out: ListOut) -> str:
     return "\n".join(lines)
 
 
+def _facts(job: JobOut) -> str:
+    return f": {', '.join(job.extracted)}" if job.extracted else ""
+
+
 def job_line(job: JobOut) -> str:
     """One line per job, with its expiry marked as recall marks it and, when that is already
     past, what it means for the fact: a past expires_at is accepted, but never silently."""
     if job.status == "done" and job.memory_id is None:
         if job.decision == ANALYZED:
-            return f"{job.job_id}: analyze request (holds the source text; its facts name it)"
+            return f"{job.job_id}: analyze request (holds the source text; its facts name it{_facts(job)})"
+        if job.decision == "forgotten" and job.extracted is not None:
+            kept = (
+                f"its {counted(len(job.extracted), 'fact')} {agree(len(job.extracted), 'stays', 'stay')}"
+                f" ({', '.join(job.extracted)})"
+                if job.extracted
+                else "the facts extracted from it were forgotten too"
+            )
+            return f"analyze request {job.job_id}: its source text was forgotten; {kept}"
         if job.decision == "forgotten":  # erased by a forget while still queued: it never became a memory
             return f"{job.job_id}: forgotten before it was curated (its text is erased; it became no memory)"
         line = f"{job.job_id}: done ({job.decision}) but in no memory (`memwal-mcp check` names the damage)"
     elif job.status == "done":
         note = f"; {job.note}" if job.note else ""
         line = f"{job.job_id}: done ({job.decision}) -> memory {job.memory_id}{note}"
+        line += _marks(job.memory_expires_at, job.memory_expired)
+        if job.memory_expires_at != job.expires_at:
+            return line + _own_expiry(job)
+        return line + (_ALREADY_EXPIRED if job.expired else "")
     elif job.status == "failed":
         line = f"{job.job_id}: failed: {job.error}"
     else:
-        line = f"{job.job_id}: queued (being curated{'' if job.expired else '; recall already sees it'})"
-    line += _marks(job.expires_at, job.expired)
-    if not job.expired:
-        return line
-    if job.status == "queued" or job.decision == "created":
-        return line + " (already expired: recall and list leave it out unless include_expired is set)"
-    # A repeat or merge moves the memory's end to the later of the two, and never sets one it lacks.
-    return line + (
-        " (already expired; the memory it went into keeps its own expiry if that is later,"
-        " and never expires if it had none)"
-    )
+        curated = (
+            "being curated" if job.curated_here else "no curation worker runs in this server; curated when one runs"
+        )
+        line = f"{job.job_id}: queued ({curated}{'' if job.expired else '; recall already sees it'})"
+    return line + _marks(job.expires_at, job.expired) + (_ALREADY_EXPIRED if job.expired else "")
+
+
+_ALREADY_EXPIRED = " (already expired: recall and list leave it out unless include_expired is set)"
+
+
+def _own_expiry(job: JobOut) -> str:
+    """A done job's own expiry, when the memory it went into has another (the memory's is what holds)."""
+    if job.expires_at is None:
+        return " (the memory's expiry; this fact gave none)"
+    own = _day(job.expires_at)
+    if job.memory_expires_at is None:
+        return f" (the memory does not expire; this fact's own expiry, {own}, does not shorten it)"
+    # The same format throughout (_iso), so the strings order as the instants do.
+    later = "later expiry is kept" if job.memory_expires_at > job.expires_at else "expiry holds"
+    return f" (the memory's {later}; this fact's own was {own})"
+
+
+def _day(expires_at: str) -> str:
+    """The last day a fact with this expiry holds, as its mark names it."""
+    try:
+        return last_day(datetime.fromisoformat(expires_at).timestamp())
+    except ValueError:  # a time _iso could not show
+        return expires_at
 
 
 # --- the server ----------------------------------------------------------------

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from . import __version__, validation
 from .errors import MemwalError
 from .recall.format import recall_text
+from .request_size import max_request_bytes
 from .schemas import (
     AnalyzeOut,
     ForgetOut,
@@ -66,6 +67,9 @@ log = logging.getLogger(__name__)
 DRAIN_TIMEOUT_S = 40.0
 """How long a stdio server keeps serving the requests it already read once its input ends: longer than the
 longest call (a remember or status waiting its wait_ms, at most 30 s), so no call is cut short."""
+# How much of a line over the limit is kept to find the request's id in (it comes before the params).
+ID_SEARCH_BYTES = 64 * 1024
+
 
 INSTRUCTIONS = """\
 memwal is your long-term memory across conversations.
@@ -174,14 +178,17 @@ class _Server(MCPServer):
         session_out, to_wire = anyio.create_memory_object_stream[SessionMessage](0)
         replies = session_out.clone()
 
-        def next_line() -> bytes | None:
-            """A line of at most `limit` bytes; None for a longer one (skipped); b"" at the end of input."""
+        def next_line() -> bytes | Reply:
+            """A line of at most `limit` bytes; the reply to a longer one (skipped, its start kept to find
+            its id); b"" at the end of input."""
             line = wire_in.readline(limit + 1)
             if len(line) <= limit or line.endswith(b"\n"):
                 return line
+            start = line[:ID_SEARCH_BYTES]
+            del line
             while (rest := wire_in.readline(1 << 16)) and not rest.endswith(b"\n"):
                 pass
-            return None
+            return line_too_long(limit, start)
 
         # Requests handed to the session and not answered yet: at the end of input they are still served
         # (a client may write its requests and close stdin at once), for at most DRAIN_TIMEOUT_S.
@@ -216,7 +223,7 @@ class _Server(MCPServer):
             async with to_session, replies:
                 while (line := await anyio.to_thread.run_sync(next_line, abandon_on_cancel=True)) != b"":
                     try:
-                        parsed = line_too_long(limit) if line is None else parse_line(line)
+                        parsed = line if isinstance(line, Reply) else parse_line(line)
                     except Exception:  # no line may stop the server
                         log.exception("could not read a request line")
                         parsed = Reply(
@@ -271,8 +278,7 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
     """An MCPServer whose tools act for the caller's token owner, or for `owner` when
     there is no token (stdio, or an HTTP server while no token exists). Over HTTP,
     http_app.HttpGate authenticates and rate-limits every request before it gets here."""
-    # A stdio line carries one request: the largest text, JSON-escaped, fits.
-    line_limit = max(DEFAULT_MAX_REQUEST_BODY_SIZE, 6 * service.settings.limits.max_text_bytes + 65536)
+    line_limit = max_request_bytes(service.settings.limits.max_text_bytes)
     server = _Server(name="memwal", instructions=INSTRUCTIONS, version=__version__, max_line_bytes=line_limit)
 
     def caller(scope: str, tool: str) -> str:
@@ -403,8 +409,8 @@ def build_server(service: MemoryService, owner: str) -> MCPServer:
     ) -> Annotated[CallToolResult, StatusOut]:
         """Report what curation did with remember jobs: queued, done (decision and memory id),
         or failed (with the error)."""
-        jobs = await call(service.status(caller("read", "memwal_remember_status"), job_ids, wait_ms))
-        out = StatusOut(jobs=[JobOut.of(job) for job in jobs])
+        reports = await call(service.report(caller("read", "memwal_remember_status"), job_ids, wait_ms))
+        out = StatusOut(jobs=[JobOut.of(r.job, r.extracted, r.memory, r.curated_here) for r in reports])
         return _reply("\n".join(job_line(job) for job in out.jobs), out)
 
     @server.tool(

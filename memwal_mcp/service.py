@@ -11,7 +11,7 @@ import contextlib
 import logging
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -38,7 +38,9 @@ from .records import (
     History,
     Hit,
     Job,
+    JobReport,
     MemoryItem,
+    MemoryNow,
     MemoryPage,
     RecallResult,
     RememberOutcome,
@@ -277,7 +279,13 @@ class MemoryService:
         if wait and queued:
             self.worker.hurry()
             settled = await self._settle(owner, list(dict.fromkeys(queued)), wait)
-        return [RememberOutcome(settled.get(job.id, job), replayed) for job, replayed in filed]
+        jobs = [settled.get(job.id, job) for job, _ in filed]
+        now = await self._store.read(_memories_now, owner, jobs)
+        here = self.settings.server.worker
+        return [
+            RememberOutcome(job, replayed, now.get(job.id), here)
+            for job, (_, replayed) in zip(jobs, filed, strict=True)
+        ]
 
     async def analyze(self, owner: str, text: object, namespace: object = None, wait_ms: object = 0) -> AnalyzeOutcome:
         """Ask the LLM for the facts in a conversation or passage, and remember each through
@@ -341,6 +349,17 @@ class MemoryService:
         ids = validation.job_ids(job_ids)
         found = await self._settle(owner, ids, validation.wait_ms(wait_ms))
         return [found[i] for i in ids]
+
+    async def report(self, owner: str, job_ids: object, wait_ms: object = 0) -> list[JobReport]:
+        """`status`, with the facts of each analyze request among the jobs (which became no memory)."""
+        jobs = await self.status(owner, job_ids, wait_ms)
+
+        def read(reader: StoreReader) -> list[JobReport]:
+            now = _memories_now(reader, owner, jobs)
+            here = self.settings.server.worker
+            return [JobReport(job, _request_facts(reader, owner, job), now.get(job.id), here) for job in jobs]
+
+        return await self._store.read(read)
 
     async def _settle(self, owner: str, ids: list[str], wait: int) -> dict[str, Job]:
         """The jobs, once none is queued or `wait` ms have passed."""
@@ -462,10 +481,7 @@ class MemoryService:
     async def history(self, owner: str, memory_id: object) -> History:
         mid = validation.memory_id(memory_id)
         if mid.startswith("j_"):  # "no memory with id 'j_...'" would read as if the fact were lost
-            raise InvalidInput(
-                f"memory_id {mid!r} is a remember job's id, not a memory's: memwal_remember_status "
-                "names the memory it became; give that id"
-            )
+            raise InvalidInput(await self._store.read(_job_not_memory, owner, mid))
         return await self._store.read(_history, owner, mid)
 
     async def job(self, owner: str, job_id: object) -> tuple[Job, tuple[Job, ...]]:
@@ -682,12 +698,57 @@ def _forget(
     if memory_id.startswith("j_"):
         request = writer.jobs_by_id(owner, [memory_id]).get(memory_id)
         if request is not None and request.decision == ANALYZED:
-            facts = [job for job in writer.extracted_from(owner, memory_id) if job.decision != "forgotten"]
-            extracted = tuple(dict.fromkeys(job.memory_id or job.id for job in facts))
+            extracted = _request_facts(writer, owner, request)
     done = writer.forget_memory(owner, memory_id, retired_too)
     if extracted is not None or done.already:
         return done, extracted, ()
     return done, extracted, _sources_kept(writer, owner, memory_id, done.memory_ids)
+
+
+def _job_not_memory(reader: StoreReader, owner: str, job_id: str) -> str:
+    """Why a job id is not a history's id, and which id is: the memory the job became, or for an analyze
+    request (which becomes none), those of its facts."""
+    job = reader.jobs_by_id(owner, [job_id]).get(job_id)
+    facts = _request_facts(reader, owner, job) if job is not None else None
+    if facts is None:
+        return (
+            f"memory_id {job_id!r} is a remember job's id, not a memory's: memwal_remember_status "
+            "names the memory it became; give that id"
+        )
+    kept = (
+        f"the facts extracted from it are {', '.join(facts)}; give one of those"
+        if facts
+        else "none of its facts is kept"
+    )
+    return f"memory_id {job_id!r} is an analyze request's id: it becomes no memory itself; {kept}"
+
+
+def _memories_now(reader: StoreReader, owner: str, jobs: Sequence[Job]) -> dict[str, MemoryNow]:
+    """For each done job whose memory is kept (live, superseded or expired; not merged away or forgotten),
+    what that memory holds now."""
+    found: dict[str, MemoryNow | None] = {}
+    for memory_id in {job.memory_id for job in jobs if job.status == "done" and job.memory_id is not None}:
+        row = reader.memory_by_id(owner, memory_id)
+        found[memory_id] = (
+            MemoryNow(row[0].expires_at) if row is not None and row[1] in ("live", "superseded") else None
+        )
+    return {job.id: now for job in jobs if job.memory_id is not None and (now := found.get(job.memory_id)) is not None}
+
+
+def _request_facts(reader: StoreReader, owner: str, job: Job) -> tuple[str, ...] | None:
+    """When `job` is an analyze request, the facts extracted from it that stay remembered (memory ids; job
+    ids of those still queued); None for any other job. A request whose source text was forgotten reads as
+    any job forgotten before it was curated, so it is known by the facts that name it (one that gave no
+    fact leaves no trace of having been a request)."""
+    if job.decision == ANALYZED:
+        facts = reader.extracted_from(owner, job.id)
+    elif job.decision == "forgotten" and job.memory_id is None and job.source_job_id is None:
+        facts = reader.extracted_from(owner, job.id)
+        if not facts:
+            return None
+    else:
+        return None
+    return tuple(dict.fromkeys(fact.memory_id or fact.id for fact in facts if fact.decision != "forgotten"))
 
 
 def _sources_kept(writer: StoreWriter, owner: str, asked: str, erased: tuple[str, ...]) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import types
 import typing
 from dataclasses import dataclass
@@ -83,12 +84,56 @@ def _too_deep() -> Reply:
     )
 
 
-def line_too_long(limit: int) -> Reply:
+def line_too_long(limit: int, start: bytes) -> Reply:
+    """The answer to a line over `limit` bytes, of which only `start` was kept: for the request's own
+    id when the line names it before its params (as clients write them), or a client that matches
+    replies by id would wait for one until its timeout."""
+    request_id = id_at_start(start)
     return _error(
-        None,
+        request_id,
         INVALID_REQUEST,
         f"Invalid Request: the request line is longer than the limit of {limit} bytes; it was not read",
     )
+
+
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _past_space(text: str, pos: int) -> int:
+    match = _SPACE.match(text, pos)
+    return match.end() if match else pos
+
+
+def id_at_start(start: bytes) -> Any:
+    """The id of the request whose line begins with `start`, when a top-level "id" comes before any
+    member too long to be whole in `start`; None otherwise (the reply then carries a null id)."""
+    text = start.decode("utf-8", "replace")
+    pos = _past_space(text, 0)
+    if not text.startswith("{", pos):
+        return None
+    pos += 1
+    try:
+        while True:
+            pos = _past_space(text, pos)
+            if not text.startswith('"', pos):
+                return None
+            key, pos = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
+            pos = _past_space(text, pos)
+            if not text.startswith(":", pos):
+                return None
+            pos = _past_space(text, pos + 1)
+            value, pos = _DECODER.raw_decode(text, pos)
+            pos = _past_space(text, pos)
+            if pos >= len(text) or text[pos] not in ",}":
+                return None  # the value may go on past `start` (a number cut short)
+            if key == "id":
+                return value if _valid_id(value) and "\ufffd" not in str(value) else None
+            if text[pos] == "}":
+                return None
+            pos += 1
+    except (ValueError, RecursionError):  # a member cut short at the end of `start`, or not JSON
+        return None
 
 
 def _depth(value: Any) -> int:

@@ -7,7 +7,9 @@ import json
 import pytest
 from mcp import types
 
-from memwal_mcp.stdio_replies import MAX_DEPTH, Reply, encode, parse_line
+from memwal_mcp.request_size import max_request_bytes
+from memwal_mcp.stdio_replies import MAX_DEPTH, Reply, encode, line_too_long, parse_line
+from memwal_mcp.validation import MAX_ITEMS, MAX_KEY_CHARS, MAX_SUPERSEDES
 
 
 def reply(line: bytes) -> types.JSONRPCError:
@@ -162,3 +164,50 @@ def test_a_server_notification_that_cannot_be_encoded_is_dropped() -> None:
 def test_an_encoded_message_is_one_line() -> None:
     line = encode(types.JSONRPCResponse(jsonrpc="2.0", id=1, result={"text": "a\nb\u2028c"}))
     assert line is not None and line.endswith(b"\n") and line.count(b"\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("start", "request_id"),
+    [
+        (b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"arguments":{"text":"yyyy', 7),
+        (b' { "id" : "req-\\u00e9" , "method":"tools/call","params":{"x":[1,2', "req-\u00e9"),
+        (b'{"method":"tools/call","jsonrpc":"2.0","id":-3,"params":{', -3),
+        (b'{"params":{"arguments":{"id":5,"text":"yyyy', None),  # an "id" inside the params is not the request's
+        (b'{"jsonrpc":"2.0","method":"ping","params":{"x":"yyyy', None),  # the id comes after the params
+        (b'{"jsonrpc":"2.0","id":123', None),  # the number may go on
+        (b'{"jsonrpc":"2.0","id":null,"method":"ping","params":{"x":"y', None),
+        (b'{"jsonrpc":"2.0","id":true,"method":"ping","params":{"x":"y', None),
+        (b'{"jsonrpc":"2.0","id":"\xff\xfe","method":"ping","params":{"x":"y', None),
+        (b'["jsonrpc","id",1', None),
+        (b"garbage", None),
+        (b"", None),
+    ],
+)
+def test_a_line_over_the_limit_is_answered_for_the_id_at_its_start(start: bytes, request_id: object) -> None:
+    reply = line_too_long(4096, start)
+    assert reply.error.id == request_id and reply.error.error.code == types.INVALID_REQUEST
+    assert "longer than the limit of 4096 bytes" in reply.error.error.message
+
+
+def test_the_request_limit_holds_the_largest_call_within_the_tool_limits() -> None:
+    """100 items of max_text_bytes, every character sent as a \\uXXXX escape, every other field at its limit."""
+    text_bytes = 65536
+    item = {
+        "text": "a" * text_bytes,
+        "namespace": "n" * 64,
+        "idempotency_key": "\U0001f600" * MAX_KEY_CHARS,
+        "occurred_at": "2026-12-02T13:19:36.123456+05:30",
+        "expires_at": "9999-12-31T23:59:59.999999+00:00",
+        "supersedes": ["m_" + "x" * 62] * MAX_SUPERSEDES,
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": "r" * 1000,
+        "method": "tools/call",
+        "params": {"name": "memwal_remember_many", "arguments": {"items": [item] * MAX_ITEMS, "wait_ms": 30000}},
+    }
+    # ensure_ascii escapes the emoji (a surrogate pair, 12 bytes); escape the ASCII text too, as a client may.
+    line = json.dumps(call, ensure_ascii=True).replace('"' + "a" * text_bytes + '"', '"' + "\\u0061" * text_bytes + '"')
+    assert json.loads(line)["params"]["arguments"]["items"][0]["text"] == item["text"]
+    assert len(line.encode()) <= max_request_bytes(text_bytes) < len(line.encode()) * 1.05  # and not far above
+    assert max_request_bytes(1024) == 4 * 1024 * 1024  # never below the SDK's own default

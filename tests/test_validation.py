@@ -457,6 +457,11 @@ def test_an_expiry_is_refused_as_any_date_is() -> None:
         ("2026-12-05T10:00:00.9999999Z", "2026-12-05T10:00:00.999+00:00"),  # cut, never rounded up
         ("2026-12-05T10:00:00Z", "2026-12-05T10:00:00+00:00"),
         ("0001-01-01T00:00:00.25Z", "0001-01-01T00:00:00.25+00:00"),
+        # Far in the future a float is coarser than a microsecond: its digits read .122, .998, .998.
+        ("9999-06-15T10:00:00.123Z", "9999-06-15T10:00:00.123+00:00"),
+        ("5000-06-15T10:00:00.999Z", "5000-06-15T10:00:00.999+00:00"),
+        ("9999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999+00:00"),
+        ("9999-06-15T10:00:00.1239Z", "9999-06-15T10:00:00.123+00:00"),
     ],
 )
 def test_a_given_instant_is_shown_to_the_millisecond_without_float_noise(given: str, shown: str) -> None:
@@ -472,3 +477,5 @@ def test_a_given_instant_is_shown_to_the_millisecond_without_float_noise(given: 
     # Given back as `until`, the time shown takes in the instant.
     until = validation.instant(shown, "until", upper_bound=True)
     assert until is not None and until >= at
+    since = validation.instant(shown, "since")
+    assert since is not None and since <= at

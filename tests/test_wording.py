@@ -27,3 +27,24 @@ def test_counted(n: int, noun: str, said: str) -> None:
 
 def test_agree() -> None:
     assert (agree(1, "was", "were"), agree(0, "was", "were"), agree(2, "is", "are")) == ("was", "were", "are")
+
+
+def test_analyze_notes_have_one_pair_of_brackets_and_refusals_one_a_line() -> None:
+    from memwal_mcp.schemas import AnalyzeOut, analyze_text
+
+    out = AnalyzeOut(
+        extraction_failed=False,
+        request_id="j_1",
+        facts=[],
+        left_out=5,
+        refused=2,
+        refusals=["fact 7 is empty; the LLM gave no text", "fact 8 is a number, not a text"],
+        repeated=1,
+    )
+    assert analyze_text(out).splitlines()[1:] == [
+        "(5 more facts were left out: at most 50 are kept per call.)",
+        "(1 repeated fact was remembered once.)",
+        "2 facts were refused and not remembered:",
+        "  - fact 7 is empty; the LLM gave no text",
+        "  - fact 8 is a number, not a text",
+    ]

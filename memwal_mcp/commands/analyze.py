@@ -22,12 +22,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _read(name: str) -> str:
+    """The text of a file or of stdin, without the trailing white space a file or `echo ... |` ends with:
+    the same text as the tool would be given, and no newline kept in the analyze request (or, when
+    extraction fails, in the memory the text becomes)."""
     try:
         data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
     except OSError as exc:
         raise InvalidInput(f"cannot read {name}: {exc.strerror or exc}") from None
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").rstrip()
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{name} is not UTF-8 text (byte 0x{data[exc.start]:02x} at {exc.start})") from None
 

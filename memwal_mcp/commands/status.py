@@ -17,5 +17,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def run(service: MemoryService, args: argparse.Namespace) -> None:
-    jobs = [JobOut.of(job) for job in await service.status(service.settings.owner, args.job_ids)]
+    reports = await service.report(service.settings.owner, args.job_ids)
+    jobs = [JobOut.of(r.job, r.extracted, r.memory, r.curated_here) for r in reports]
     emit(args, [job.model_dump() for job in jobs], "\n".join(job_line(job) for job in jobs))

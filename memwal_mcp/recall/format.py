@@ -28,7 +28,7 @@ def _day(ts: float) -> str:
         return "?"
 
 
-def _last_day(expires_at: float) -> str:
+def last_day(expires_at: float) -> str:
     """The last UTC day a fact holds: an expiry at midnight (a date-only expires_at, the end of
     that day) names the day before it, the day the caller gave."""
     try:
@@ -44,7 +44,7 @@ def expiry_mark(expires_at: float | None, expired: bool) -> str:
     does not expire."""
     if expires_at is None:
         return ""
-    return f" [{'expired' if expired else 'expires'} {_last_day(expires_at)}]"
+    return f" [{'expired' if expired else 'expires'} {last_day(expires_at)}]"
 
 
 def superseded_mark(superseded_by: str | None) -> str:

@@ -105,8 +105,14 @@ async def test_forgetting_the_request_erases_the_source_and_keeps_the_facts(serv
         with anyio.fail_after(180):
             async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
                 out = await _call(session, "memwal_analyze", text=source, wait_ms=20000)
+                before = await session.call_tool("memwal_remember_status", {"job_ids": [out["request_id"]]})
                 forgot = await session.call_tool("memwal_forget", {"memory_id": out["request_id"]})
                 listed = await _call(session, "memwal_list")
+                status = await session.call_tool("memwal_remember_status", {"job_ids": [out["request_id"]]})
+                history = await session.call_tool("memwal_history", {"memory_id": out["request_id"]})
+        cli_status = subprocess.run(
+            [str(MEMWAL), "status", out["request_id"]], env=env, capture_output=True, text=True, timeout=60
+        )
     assert [m["text"] for m in listed["memories"]] == ["Alice moved to Lisbon in March"]
     # The reply says what went (the source text) and what stayed (the fact, by its memory id).
     (fact,) = out["facts"]
@@ -117,6 +123,17 @@ async def test_forgetting_the_request_erases_the_source_and_keeps_the_facts(serv
     )
     leaks = [p.name for p in db_path.parent.glob("memwal.db*") if b"qwzxplorf" in p.read_bytes().lower()]
     assert leaks == []
+    # A request becomes no memory: its status and history say what it is and where its facts are, before
+    # and after its text was forgotten (it was analyzed, not "forgotten before it was curated").
+    request, memory = out["request_id"], fact["memory_id"]
+    assert tool_text(before) == f"{request}: analyze request (holds the source text; its facts name it: {memory})"
+    said = f"analyze request {request}: its source text was forgotten; its 1 fact stays ({memory})"
+    assert tool_text(status) == said and status.structured_content["jobs"][0]["extracted"] == [memory]
+    assert cli_status.returncode == 0 and cli_status.stdout.strip() == said, cli_status.stderr
+    assert history.is_error and tool_text(history).endswith(
+        f"memory_id {request!r} is an analyze request's id: it becomes no memory itself; "
+        f"the facts extracted from it are {memory}; give one of those"
+    )
 
 
 async def test_without_an_llm_analyze_is_an_error_naming_the_settings(server_env, db_path, tmp_path):
@@ -163,7 +180,9 @@ async def test_facts_that_are_no_text_are_refused_with_their_reasons_never_dropp
         "fact 6 is true or false, not a text",
     ]
     text = tool_text(some)
-    assert "(5 facts were refused and not remembered: fact 2 is a number, not a text;" in text, text
+    # One reason a line: a reason may hold a semicolon of its own.
+    assert "\n5 facts were refused and not remembered:\n  - fact 2 is a number, not a text\n" in text, text
+    assert text.endswith("\n  - fact 5 is empty; the LLM gave no text\n  - fact 6 is true or false, not a text"), text
     # Nothing but items that are no text: extraction failed, and the source is kept whole.
     failed = dict(none.structured_content)
     assert failed["extraction_failed"] and "none of the 2 facts" in failed["error"]
@@ -204,3 +223,28 @@ async def test_forgetting_an_extracted_fact_names_the_request_that_still_holds_i
     assert not last.is_error and last.structured_content["source_requests"] == []
     assert tool_text(last) == f"Forgot {shift['memory_id']} (1 remember job erased)."
     assert db.scalar("SELECT count(*) FROM remember_jobs WHERE text LIKE '%Zyxquorp%'") == 0
+
+
+async def test_the_cli_analyzes_stdin_and_files_without_their_trailing_white_space(server_env, db_path, tmp_path):
+    source = "Erin: I moved to Porto in May."
+    reply = Reply(json.dumps({"facts": ["Erin moved to Porto in May"]}))
+    (tmp_path / "chat.txt").write_text(source + "\n", encoding="utf-8")
+    with ScriptedLLM(_script(reply)) as llm:
+        env = _env(server_env, llm)
+        runs = [
+            subprocess.run(
+                [str(MEMWAL), "analyze", name, "--json"],
+                input=source + "\n\n  \n",
+                env=env,
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            for name in ("-", "chat.txt")
+        ]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    requests = [json.loads(run.stdout)["request_id"] for run in runs]
+    texts = [db_rows(db_path, "SELECT text FROM remember_jobs WHERE id = ?", (rid,))[0][0] for rid in requests]
+    assert texts == [source, source]

@@ -68,7 +68,7 @@ REFUSED: list[tuple[list[str], int, str]] = [
     (
         ["recall", "coffee", "--max-chars", "0"],
         2,
-        "memwal-mcp: error: max_chars must be an integer from 1 to 1000000, got 0",
+        "memwal-mcp: error: --max-chars must be an integer from 1 to 1000000, got 0",
     ),
     (["forget"], 2, "memwal-mcp: error: say what to forget: a memory id, or --query with the words to find it by"),
     (["purge"], 2, "memwal-mcp: error: say what to purge: --expired"),

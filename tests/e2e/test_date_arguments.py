@@ -165,16 +165,16 @@ def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
 
 def test_the_cli_refuses_until_before_since(server_env, tmp_path: Path) -> None:
     done = cli(server_env(), "recall", "coffee", "--since", "2026-06-30", "--until", "2026-06-01", cwd=tmp_path)
-    assert "until '2026-06-01' is before since '2026-06-30'" in one_line_error(done)
+    assert "--until '2026-06-01' is before --since '2026-06-30'" in one_line_error(done)  # named as typed
 
 
 def test_the_cli_refuses_dates_with_control_characters(server_env, tmp_path: Path) -> None:
     env = server_env()
     for args, name in [
-        (["recall", "coffee", "--since"], "since"),
-        (["recall", "coffee", "--until"], "until"),
-        (["list", "--since"], "since"),
-        (["remember", "Bought a kettle", "--occurred-at"], "occurred_at"),
+        (["recall", "coffee", "--since"], "--since"),
+        (["recall", "coffee", "--until"], "--until"),
+        (["list", "--since"], "--since"),
+        (["remember", "Bought a kettle", "--occurred-at"], "--occurred-at"),
     ]:
         done = cli(env, *args, "2026-01-01T00:00:00\x01", cwd=tmp_path)
         assert f"{name} contains the control character U+0001" in one_line_error(done)
@@ -213,3 +213,29 @@ async def test_list_takes_since_and_until_and_only_the_expired(server_env, tmp_p
             assert [m["id"] for m in result.structured_content["memories"]] == [sale["memory_id"]]
             text = await refused(session, "memwal_list", since="2026-06-30", until="2026-06-01")
             assert text.startswith("until '2026-06-01' is before since '2026-06-30'"), text
+
+
+FAR = "The Qwzxplorf time capsule opens in the far future"
+
+
+async def test_far_future_times_keep_the_millisecond_given_everywhere_they_are_shown(server_env, tmp_path) -> None:
+    """A float is coarser than a microsecond in year 9999: 10:00:00.123 is stored as 10:00:00.12299...,
+    whose digits, cut, showed .122."""
+    env = server_env(MEMWAL_DB_PATH=str(tmp_path / "memwal.db"))
+    given, shown = "9999-06-15T10:00:00.123Z", "9999-06-15T10:00:00.123+00:00"
+    with anyio.fail_after(120):
+        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            done = await remember_done(session, FAR, occurred_at=given, expires_at=given)
+            status = (await call(session, "memwal_remember_status", job_ids=[done["job_id"]])).structured_content
+            hit = (await call(session, "memwal_recall", query="time capsule")).structured_content["hits"][0]
+            listed = (await call(session, "memwal_list")).structured_content["memories"][0]
+            history = (await call(session, "memwal_history", memory_id=done["memory_id"])).structured_content
+            # Given back as since or until, the time shown takes in the fact.
+            assert set(await recalled(session, "time capsule", since=shown, until=shown)) == {FAR}
+    for record in (done, status["jobs"][0], hit, listed):
+        assert (record["occurred_at"], record["expires_at"]) == (shown, shown), record
+    assert history["expires_at"] == shown
+    listed_cli = cli(env, "list", "--json", cwd=tmp_path)
+    assert listed_cli.returncode == 0, listed_cli.stderr
+    (memory,) = json.loads(listed_cli.stdout)["memories"]
+    assert (memory["occurred_at"], memory["expires_at"]) == (shown, shown)

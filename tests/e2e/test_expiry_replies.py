@@ -140,3 +140,31 @@ async def test_a_date_alone_lasts_the_day_and_a_past_expiry_is_said_on_every_lin
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
             described = tools["memwal_remember"].input_schema["properties"]["expires_at"]
             assert "end of that day" in str(described), described
+
+
+GYM = "The Qwzxplorf gym closes early on Fridays"
+
+
+async def test_a_repeat_reply_shows_the_expiry_of_the_memory_it_went_into(server_env, tmp_path):
+    """A repeat whose own expiry is earlier leaves the memory's later one; its reply showed its own, as if the
+    memory now expired sooner."""
+    with anyio.fail_after(180):
+        async with mcp_stdio_session(server_env(), tmp_path / "stderr.log") as (session, _):
+            first = await _call(session, "memwal_remember", text=GYM, expires_at="2999-12-10", wait_ms=20000)
+            result = await session.call_tool(
+                "memwal_remember", {"text": GYM, "expires_at": "2999-12-03", "wait_ms": 20000}
+            )
+            repeat = dict(result.structured_content)
+            status = await session.call_tool("memwal_remember_status", {"job_ids": [repeat["job_id"]]})
+            history = await _call(session, "memwal_history", memory_id=first["memory_id"])
+    memory = first["memory_id"]
+    assert repeat["decision"] == "occurrence" and repeat["memory_id"] == memory
+    assert (repeat["expires_at"], repeat["memory_expires_at"]) == ("2999-12-04T00:00:00+00:00", first["expires_at"])
+    said = (
+        f"{repeat['job_id']}: done (occurrence) -> memory {memory} [expires 2999-12-10]"
+        " (the memory's later expiry is kept; this fact's own was 2999-12-03)"
+    )
+    assert tool_text(result) == "Remembered: " + said
+    assert tool_text(status) == said
+    assert history["expires_at"] == first["expires_at"]
+    assert [job["memory_expires_at"] for job in history["jobs"]] == [first["expires_at"]] * 2

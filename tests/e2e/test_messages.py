@@ -53,8 +53,7 @@ async def test_counts_read_as_english(server_env, db, tmp_path):
     assert tool_text(many).splitlines()[0] == "Remembered 1 fact:"
     assert repeat.structured_content["decision"] == "occurrence"
     assert tool_text(repeat).endswith(
-        " (already expired; the memory it went into keeps its own expiry if that is later,"
-        " and never expires if it had none)"
+        f"-> memory {memory} (the memory does not expire; this fact's own expiry, 2020-01-01, does not shorten it)"
     ), tool_text(repeat)
     assert tool_text(forgot) == f"Forgot {memory} (2 remember jobs erased)."
 
@@ -84,5 +83,19 @@ async def test_analyze_messages_name_the_limit_and_count_in_the_singular(server_
     assert too_long == "text is 70000 bytes; the limit is 65536 bytes (analyze it in parts)"
     lines = tool_text(one).splitlines()
     assert lines[0].startswith("Extracted 1 fact from analyze request j_"), lines
-    assert lines[-1] == "(1 fact was refused and not remembered: fact 2 is a number, not a text.)", lines
+    assert lines[-2:] == ["1 fact was refused and not remembered:", "  - fact 2 is a number, not a text"], lines
     assert failed["error"] == "extraction failed: the one fact the LLM returned is no valid text"
+
+
+async def test_a_server_without_a_worker_says_a_queued_fact_waits_for_one(server_env, db, tmp_path):
+    with anyio.fail_after(120):
+        async with mcp_stdio_session(server_env(), tmp_path / "stderr.log", args=["serve", "--no-worker"]) as (
+            session,
+            _,
+        ):
+            remembered = await session.call_tool("memwal_remember", {"text": "The printer is on floor 3"})
+            job = remembered.structured_content["job_id"]
+            status = await session.call_tool("memwal_remember_status", {"job_ids": [job]})
+    said = f"{job}: queued (no curation worker runs in this server; curated when one runs; recall already sees it)"
+    assert tool_text(remembered) == f"Remembered: {said}"
+    assert tool_text(status) == said and status.structured_content["jobs"][0]["curated_here"] is False

@@ -66,7 +66,8 @@ async def _finish(server: RawServer) -> None:
 
 async def test_deep_garbage_and_huge_lines_are_answered_and_the_server_survives(server_env, raw_servers) -> None:
     with anyio.fail_after(180):
-        server = await _started(server_env, raw_servers)
+        # Small texts keep the line limit at its floor, 4 MiB (request_size says how it follows from them).
+        server = await _started(lambda: server_env(MEMWAL_LIMITS__MAX_TEXT_BYTES="1024"), raw_servers)
         for depth in (1_000, 100_000):
             reply = await _line(server, _deep(depth))
             assert reply["id"] is None and reply["error"]["code"] == -32700, reply
@@ -86,8 +87,12 @@ async def test_deep_garbage_and_huge_lines_are_answered_and_the_server_survives(
         reply = await _line(
             server, b'{"jsonrpc":"2.0","id":6,"method":"ping","params":{"x":"' + b"y" * (5 << 20) + b'"}}'
         )
-        assert reply["id"] is None and reply["error"]["code"] == -32600, reply
-        assert "request line is longer than the limit" in reply["error"]["message"], reply
+        assert reply["id"] == 6 and reply["error"]["code"] == -32600, reply  # its id, read from the line's start
+        assert "request line is longer than the limit of 4194304 bytes" in reply["error"]["message"], reply
+        reply = await _line(
+            server, b'{"jsonrpc":"2.0","method":"ping","params":{"x":"' + b"y" * (5 << 20) + b'"},"id":7}'
+        )
+        assert reply["id"] is None and reply["error"]["code"] == -32600, reply  # the id comes too late to be read
         await _alive(server)
         await _finish(server)
 

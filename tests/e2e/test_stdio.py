@@ -453,7 +453,7 @@ def test_cli_remember_recall_stats(server_env, tmp_path: Path, db: Database) -> 
         (["remember", ""], "text is empty"),
         (["remember", "A fact", "--namespace", "bad name!"], "namespace"),
         (["recall", "coffee", "--limit", "500"], "limit must be"),
-        (["recall", "coffee", "--min-score", "2"], "min_score"),
+        (["recall", "coffee", "--min-score", "2"], "--min-score must be"),
         (["status", "j_0000000000000000"], None),
     ],
     ids=["empty-text", "bad-namespace", "limit-500", "min-score-2", "unknown-job"],

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from psycopg import Connection
 
 from ...records import ANALYZED
+from ...wording import agree, counted
 from ..records import Problem, StoreCounts
 from . import vectors
 
@@ -47,7 +48,11 @@ def _lane_terms(conn: Connection) -> Iterator[Problem]:
         " WHERE t.docs IS DISTINCT FROM a.docs",
     ):
         yield Problem(
-            "error", "lane_term_counts", f"counts {kept} memories holding a word {actual} hold", "lane_terms", str(lane)
+            "error",
+            "lane_term_counts",
+            f"counts {counted(kept, 'memory')} holding a word {actual} {agree(actual, 'holds', 'hold')}",
+            "lane_terms",
+            str(lane),
         )
 
 
@@ -139,12 +144,17 @@ def _journal(conn: Connection) -> Iterator[Problem]:
         yield Problem("error", "forgotten_leftovers", f"keeps {left} characters of text", "memories", memory)
     for (count,) in conn.execute("SELECT count(*) FROM remember_jobs WHERE status = 'failed'").fetchall():
         if count:
-            yield Problem("warning", "failed_jobs", f"{count} jobs failed for good", "remember_jobs")
+            yield Problem("warning", "failed_jobs", f"{counted(count, 'job')} failed for good", "remember_jobs")
     for (count,) in conn.execute(
         "SELECT count(*) FROM memories WHERE status = 'live' AND vector_model IS NULL"
     ).fetchall():
         if count:
-            yield Problem("info", "unembedded", f"{count} memories are still waiting for a vector", "memories")
+            yield Problem(
+                "info",
+                "unembedded",
+                f"{counted(count, 'memory')} {agree(count, 'is', 'are')} still waiting for a vector",
+                "memories",
+            )
 
 
 def store_counts(conn: Connection) -> StoreCounts:

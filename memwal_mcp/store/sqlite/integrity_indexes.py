@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
+from ...wording import agree, counted
 from ..records import Problem
 from . import fts
 from .integrity_common import _cap, _capped, _table_exists
@@ -225,14 +226,15 @@ def _vector_rows(conn: sqlite3.Connection) -> Iterator[Problem]:
         yield Problem(
             "info",
             "memories_unembedded",
-            f"{unembedded} live memories wait for a vector (the curation worker embeds them)",
+            f"{counted(unembedded, 'live memory')} {agree(unembedded, 'waits', 'wait')} for a vector"
+            f" (the curation worker embeds {agree(unembedded, 'it', 'them')})",
             "memories",
         )
     if unembeddable:
         yield Problem(
             "info",
             "memories_unembeddable",
-            f"{unembeddable} live memories the model could not embed (full-text search finds them;"
+            f"{counted(unembeddable, 'live memory')} the model could not embed (full-text search finds them;"
             " `memwal-mcp reindex` tries again)",
             "memories",
         )

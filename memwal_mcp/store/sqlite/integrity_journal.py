@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Iterator
 
 from ...records import ANALYZED
+from ...wording import agree, counted
 from ..records import Problem
 from .integrity_common import _capped
 
@@ -96,7 +97,11 @@ def _memories_created_twice(conn: sqlite3.Connection) -> Iterator[Problem]:
     yield from _capped(
         rows,
         lambda memory, count, jobs: Problem(
-            "error", "memory_created_twice", f"{count} jobs say they created it: {jobs}", "memories", memory
+            "error",
+            "memory_created_twice",
+            f"{counted(count, 'job')} {agree(count, 'says it', 'say they')} created it: {jobs}",
+            "memories",
+            memory,
         ),
     )
 
@@ -202,7 +207,7 @@ def _stale_or_failed_queues(conn: sqlite3.Connection, now: float) -> Iterator[Pr
         lambda lane, owner, namespace, count, oldest: Problem(
             "warning",
             "jobs_queued_long",
-            f"{count} jobs of {owner}/{namespace} queued for over an hour (oldest {(now - oldest) / 3600:.1f} h):"
+            f"{counted(count, 'job')} of {owner}/{namespace} queued for over an hour (oldest {(now - oldest) / 3600:.1f} h):"
             " is a server with the curation worker running?",
             "lanes",
             str(lane),
@@ -217,7 +222,8 @@ def _stale_or_failed_queues(conn: sqlite3.Connection, now: float) -> Iterator[Pr
         lambda lane, owner, namespace, count, error: Problem(
             "warning",
             "jobs_failed",
-            f"{count} jobs of {owner}/{namespace} failed curation (their text is kept); last error: {error}",
+            f"{counted(count, 'job')} of {owner}/{namespace} failed curation ({agree(count, 'its', 'their')} text is kept);"
+            f" last error: {error}",
             "lanes",
             str(lane),
         ),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 
+from ...wording import counted
 from ..records import Problem
 from .integrity_common import _capped
 
@@ -106,7 +107,8 @@ def _lane_live_counts(conn: sqlite3.Connection) -> Iterator[Problem]:
         lambda lane, count, chars, actual, actual_chars: Problem(
             "warning",
             "lane_live_count_drift",
-            f"says {count} live memories / {chars} characters, the memories table has {actual} / {actual_chars}",
+            f"says {counted(count, 'live memory')} / {counted(chars, 'character')}, the memories table has"
+            f" {actual} / {actual_chars}",
             "lanes",
             str(lane),
         ),
