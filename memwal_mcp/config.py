@@ -74,6 +74,25 @@ def database_url_rule(value: str | None) -> str | None:
 DatabaseURL = Annotated[str | None, AfterValidator(database_url_rule)]
 
 
+def _proxy_rule(value: str) -> str:
+    """An address or network uvicorn can match a peer against (or "*"), named here rather than
+    silently never matching, which would leave the proxy's own address as every client's."""
+    import ipaddress
+
+    if value == "*":
+        return value
+    try:
+        ipaddress.ip_network(value.strip())
+    except ValueError:
+        raise ValueError(
+            f"a proxy is an IP address or network such as 172.28.0.10 or 10.0.0.0/8 (host bits zero), got {value!r}"
+        ) from None
+    return value.strip()
+
+
+TrustedProxy = Annotated[str, AfterValidator(_proxy_rule)]
+
+
 class StorageSettings(BaseModel):
     url: DatabaseURL = Field(
         None, description="postgresql://...: use PostgreSQL + pgvector instead of the SQLite file (MEMWAL_DB_URL)."
@@ -209,6 +228,19 @@ class ServerSettings(BaseModel):
         False,
         description="Streamable HTTP without sessions: any request may reach any replica behind a load balancer.",
     )
+    forwarded_allow_ips: list[TrustedProxy] = Field(
+        default_factory=list,
+        description="Proxies whose X-Forwarded-For/-Proto are believed (client address, https); none: the peer's own.",
+    )
+
+    def proxy_options(self) -> dict[str, Any]:
+        """uvicorn's proxy_headers / forwarded_allow_ips. Its default believes X-Forwarded-For from
+        127.0.0.1, so any loopback client could name a new address per sign-in attempt and never
+        meet the per-address limit: headers are read only from the proxies configured here."""
+        if not self.forwarded_allow_ips:
+            return {"proxy_headers": False, "forwarded_allow_ips": []}
+        trusted = "*" if "*" in self.forwarded_allow_ips else list(self.forwarded_allow_ips)
+        return {"proxy_headers": True, "forwarded_allow_ips": trusted}
 
     @model_validator(mode="after")
     def _stateless_needs_http(self) -> ServerSettings:

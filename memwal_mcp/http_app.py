@@ -588,7 +588,9 @@ async def serve_http(
     gate = HttpGate(
         app, transport=settings.server.transport, registry=registry, settings=settings, health=health, grant=grant
     )
-    config = uvicorn.Config(gate, host=host, port=port, log_level=server.settings.log_level.lower())
+    config = uvicorn.Config(
+        gate, host=host, port=port, log_level=server.settings.log_level.lower(), **settings.server.proxy_options()
+    )
     access = logging.getLogger("uvicorn.access")
     if not any(isinstance(f, QueryStringRedactor) for f in access.filters):
         access.addFilter(QueryStringRedactor())

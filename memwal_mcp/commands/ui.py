@@ -69,7 +69,8 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
 
     dashboard = build_dashboard(service, registry, owner=service.settings.owner, grant=service.store.rate_grant)
     app = Starlette(routes=[Route("/", home), Mount("/ui", app=dashboard)])
-    server = uvicorn.Server(uvicorn.Config(app, host=HOST, port=port, log_level="warning", access_log=False))
+    proxy = service.settings.server.proxy_options()
+    server = uvicorn.Server(uvicorn.Config(app, host=HOST, port=port, log_level="warning", access_log=False, **proxy))
     url = f"http://{HOST}:{port}/ui/"
 
     async def announce() -> None:

@@ -30,7 +30,7 @@ from starlette.routing import Route
 from ..errors import InvalidInput, MemwalError, NotFound
 from ..ratelimit import Grant, RateLimiter, SharedRateLimiter
 from ..recall.format import copies_note, folded_note
-from ..records import ANALYZED, ForgetOutcome
+from ..records import ANALYZED, ForgetOutcome, Job
 from ..schemas import ForgetOut, erasure_kept, sources_note
 from ..service import MemoryService
 from ..tokens import TokenRegistry
@@ -416,13 +416,19 @@ class Dashboard:
             request, session, "job.html", nav="browse", job=job, facts=facts, request_kind=job.decision == ANALYZED
         )
 
-    async def _job_forget_confirm(self, request: Request, session: Session, form: Form) -> Response:
-        job, facts = await self._service.job(session.owner, request.path_params["job_id"])
+    async def _forgettable_job(self, session: Session, job_id: object) -> tuple[Job, tuple[Job, ...]]:
+        """The job and its facts, or the refusal: shared by the confirmation page and its POST, so a
+        POST cannot erase what the page would never have offered (a curated job's memory)."""
+        job, facts = await self._service.job(session.owner, job_id)
         if job.decision == "forgotten":
             raise Refused(410, f"{job.id} was forgotten already: its text is erased.")
         if job.decision != ANALYZED and job.status != "queued":
             memory = f"memory {job.memory_id}" if job.memory_id else "the memory it became"
             raise Refused(409, f"{job.id} was curated: forget {memory} instead, on its page.")
+        return job, facts
+
+    async def _job_forget_confirm(self, request: Request, session: Session, form: Form) -> Response:
+        job, facts = await self._forgettable_job(session, request.path_params["job_id"])
         kept = [fact for fact in facts if fact.decision != "forgotten"]
         return self._html(
             request,
@@ -435,6 +441,7 @@ class Dashboard:
         )
 
     async def _job_forget(self, request: Request, session: Session, form: Form) -> Response:
+        await self._forgettable_job(session, request.path_params["job_id"])
         done = await self._service.forget(session.owner, request.path_params["job_id"])
         line = ForgetOut.of(done).summary()
         session.flash.append(line[:1].upper() + line[1:] + ".")

@@ -461,6 +461,25 @@ async def test_a_job_page_is_the_owners_alone_and_a_read_only_token_cannot_forge
     assert refused.status == 403
 
 
+async def test_a_curated_job_s_forget_post_is_refused_as_its_page_is_and_the_memory_stays(
+    dashboard: Dashboard, context: BrowserContext
+) -> None:
+    filed = dashboard.mcp["alice"].call("memwal_remember", {"text": "Alice's kettle is blue", "wait_ms": 30000})
+    job, memory = filed["job_id"], filed["memory_id"]
+    page = await sign_in(context, dashboard, "alice")
+    csrf = await _csrf(page)
+    confirm = await page.goto(f"{dashboard.ui}/jobs/{job}/forget")
+    assert confirm is not None and confirm.status == 409
+    said = f"{job} was curated: forget memory {memory} instead, on its page."
+    await expect(page.get_by_test_id("error")).to_have_text(said)
+    refused = await context.request.post(f"{dashboard.ui}/jobs/{job}/forget", form={"csrf": csrf})
+    assert refused.status == 409
+    assert said in await _said(refused)
+    kept = await page.goto(f"{dashboard.ui}/memories/{memory}")
+    assert kept is not None and kept.status == 200
+    assert "Alice's kettle is blue" in dashboard.mcp["alice"].recall_texts("kettle blue")
+
+
 async def test_a_queued_hit_links_to_its_job_page_where_it_can_be_forgotten(
     dashboard: Dashboard, context: BrowserContext
 ) -> None:

@@ -3,6 +3,8 @@ two real replicas, carries the real `mcp` client's session across them, one repl
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import re
 import shutil
 import subprocess
@@ -17,6 +19,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from memwal_mcp.cli import build_parser
+from memwal_mcp.config import Settings
 
 from .conftest import CALL_TIMEOUT_S, free_port, tool_text
 from .http_helpers import make_token, serve
@@ -40,6 +43,14 @@ def test_the_compose_file_runs_three_stateless_replicas_on_postgres_behind_the_b
     assert command[0] == "memwal-mcp"
     args = build_parser().parse_args(command[1:])
     assert (args.transport, args.host, args.stateless) == ("http", "0.0.0.0", True)
+    # X-Forwarded-For is believed from nginx's fixed address alone (issue 21), in a form the settings take.
+    balancer_ip = services["balancer"]["networks"]["default"]["ipv4_address"]
+    trusted = memwal["environment"]["MEMWAL_SERVER__FORWARDED_ALLOW_IPS"]
+    assert Settings.model_validate(
+        {"server": {"forwarded_allow_ips": json.loads(trusted)}}
+    ).server.forwarded_allow_ips == [balancer_ip]
+    subnet = compose["networks"]["default"]["ipam"]["config"][0]["subnet"]
+    assert ipaddress.ip_address(balancer_ip) in ipaddress.ip_network(subnet)
     assert services["postgres"]["image"].startswith("pgvector/pgvector:pg16")
     balancer = services["balancer"]
     assert "./nginx.conf:/etc/nginx/nginx.conf:ro" in balancer["volumes"]
