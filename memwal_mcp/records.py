@@ -190,6 +190,11 @@ class History:
     undo_restores: bool = False
     # A live memory a queued correction supersedes: that job (recall and list leave it out already).
     being_replaced_by: str | None = None
+    # Where the replacement went, when it is no longer live: the memory that superseded it or that
+    # it was folded into, so "superseded since" can say by what.
+    superseded_by_next: str | None = None
+    # The replacement's expiry: a replacement past it no longer stands in for this memory.
+    superseded_by_expires_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
