@@ -144,6 +144,8 @@ class RecallResult:
     # With a character budget: relevant hits found but left out because the reply would exceed it.
     max_chars: int | None = None
     omitted: int = 0
+    # When not even the best hit fits max_chars: the characters its lines need (0 otherwise).
+    best_chars: int = 0
 
     @property
     def collapsed(self) -> int:
