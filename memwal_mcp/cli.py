@@ -39,6 +39,25 @@ class _Parser(argparse.ArgumentParser):
             message = f"{found['name']} must be {kind}, got {found['value']}"
         self.exit(EXIT_USAGE, f"{self.prog}: error: {printable(message)} (see {self.prog} --help)\n")
 
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        """argparse finds words it does not know only after the subcommand's parser is done, and
+        refuses them from the top parser ("memwal-mcp: error: ... (see memwal-mcp --help)"); the
+        subcommand's parser refuses them here, so the line points at the help that lists its options."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            (_chosen(self, parsed) or self).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
+
+
+def _chosen(parser: argparse.ArgumentParser, parsed: argparse.Namespace) -> argparse.ArgumentParser | None:
+    """The subcommand's parser the arguments chose, if any."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            sub = action.choices.get(getattr(parsed, action.dest, None) or "")
+            if sub is not None:
+                return sub
+    return None
+
 
 def _common() -> _Parser:
     common = _Parser(add_help=False)

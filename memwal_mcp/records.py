@@ -144,6 +144,8 @@ class RecallResult:
     # With a character budget: relevant hits found but left out because the reply would exceed it.
     max_chars: int | None = None
     omitted: int = 0
+    # When not even the best hit fits max_chars: the characters its lines need (0 otherwise).
+    best_chars: int = 0
 
     @property
     def collapsed(self) -> int:
@@ -190,6 +192,11 @@ class History:
     undo_restores: bool = False
     # A live memory a queued correction supersedes: that job (recall and list leave it out already).
     being_replaced_by: str | None = None
+    # Where the replacement went, when it is no longer live: the memory that superseded it or that
+    # it was folded into, so "superseded since" can say by what.
+    superseded_by_next: str | None = None
+    # The replacement's expiry: a replacement past it no longer stands in for this memory.
+    superseded_by_expires_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

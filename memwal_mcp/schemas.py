@@ -363,6 +363,13 @@ class HistoryOut(BaseModel):
     superseded_by_status: str | None = Field(
         None, description="Status of the memory that replaced this one (forgotten: it stays only until purged)"
     )
+    superseded_by_next: str | None = Field(
+        None,
+        description="Where the replacement went when it is no longer live: the memory that superseded it "
+        "(superseded) or that it was folded into (retired)",
+    )
+    superseded_by_expires_at: str | None = Field(None, description="The replacement's expiry, if it expires")
+    superseded_by_expired: bool = Field(False, description="The replacement is past its expires_at")
     undo_restores: bool = Field(
         False,
         description="True: memwal-mcp undo <superseded_by> brings this memory back (that supersede is its last change)",
@@ -405,9 +412,30 @@ class HistoryOut(BaseModel):
             superseded_by=history.superseded_by,
             supersedes=history.supersedes,
             superseded_by_status=history.superseded_by_status,
+            superseded_by_next=history.superseded_by_next,
+            superseded_by_expires_at=_given(history.superseded_by_expires_at),
+            superseded_by_expired=_expired(history.superseded_by_expires_at),
             undo_restores=history.undo_restores,
             being_replaced_by=history.being_replaced_by,
         )
+
+
+def _replacement_since(out: HistoryOut) -> str:
+    """What became of the replacement, so the line says why an undo is not offered (or that it is)."""
+    if out.undo_restores:
+        return f" (memwal-mcp undo {out.superseded_by} brings it back)"
+    status, next_id = out.superseded_by_status, out.superseded_by_next
+    if status == "superseded":
+        return f", itself superseded since by {next_id}" if next_id else ", itself superseded since"
+    if status == "retired":
+        return f", itself folded into {next_id} since" if next_id else ", itself folded into another memory since"
+    if status == "forgotten":
+        return ", itself forgotten since (it stays only until purged)"
+    if status == "live" and out.superseded_by_expired:
+        return f", itself expired since {out.superseded_by_expires_at}"
+    if status not in (None, "live"):
+        return f", itself {status} since"
+    return ""
 
 
 def history_text(out: HistoryOut) -> str:
@@ -416,13 +444,7 @@ def history_text(out: HistoryOut) -> str:
         lines.append(f"folded into {out.retired_into}")
     if out.superseded_by:
         # Offer the undo only where it works: not when the replacement is gone or changed since.
-        if out.undo_restores:
-            how = f" (memwal-mcp undo {out.superseded_by} brings it back)"
-        elif out.superseded_by_status not in (None, "live"):
-            how = f", {out.superseded_by_status} since"
-        else:
-            how = ""
-        lines.append(f"superseded by {out.superseded_by}{how}")
+        lines.append(f"superseded by {out.superseded_by}{_replacement_since(out)}")
     if out.being_replaced_by:
         by = out.being_replaced_by
         lines.append(f"being replaced by queued job {by}: recall and list leave it out (forget {by} to keep it)")

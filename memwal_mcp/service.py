@@ -798,6 +798,8 @@ def _history(reader: StoreReader, owner: str, memory_id: str) -> History:
         replacement[1] if replacement is not None else None,
         undo_restores,
         pending.superseded_by if pending is not None else None,
+        (replacement[0].superseded_by or replacement[2]) if replacement is not None else None,
+        replacement[0].expires_at if replacement is not None else None,
     )
 
 

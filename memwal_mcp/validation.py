@@ -462,6 +462,52 @@ def _fields_at(schema: dict, loc: tuple[object, ...]) -> list[str] | None:
     return list(fields) if isinstance(fields, dict) else None
 
 
+def _union_branch(error: dict) -> list[str] | None:
+    """The values a union's branch takes, in JSON words (["true", "false"], ['"only"']), when the
+    error is pydantic's refusal by one branch of a union (its location ends in the branch's tag:
+    "bool", "literal['only']"); else None."""
+    import ast
+
+    loc, kind = tuple(error.get("loc", ())), str(error.get("type", ""))
+    tag = loc[-1] if len(loc) > 1 else None
+    if not isinstance(tag, str):
+        return None
+    if kind == "literal_error" and tag.startswith("literal[") and tag.endswith("]"):
+        try:
+            values = ast.literal_eval(tag.removeprefix("literal"))
+        except (ValueError, SyntaxError):
+            return None
+        return [_json_value(value) for value in values] if isinstance(values, list) else None
+    if tag == "bool" and kind.startswith("bool"):
+        return ["true", "false"]
+    base = tag.split("[")[0]
+    word = next((word for key, word in _KINDS.items() if key.startswith(base) and kind.startswith(key)), None)
+    return [word] if word is not None else None
+
+
+def _without_union_branches(errors: list[dict]) -> tuple[list[dict], dict[tuple[object, ...], list[str]]]:
+    """pydantic reports a value no branch of a union takes once per branch
+    ("include_expired.bool ...; include_expired.\"literal['only']\" ..."): one error per union
+    instead, located at the argument, and the values its branches take."""
+    kept: list[dict] = []
+    unions: dict[tuple[object, ...], list[str]] = {}
+    for error in errors:
+        values = _union_branch(error)
+        if values is None:
+            kept.append(error)
+            continue
+        at = tuple(error["loc"])[:-1]
+        if at not in unions:
+            unions[at] = []
+            kept.append({**error, "loc": at})
+        unions[at].extend(value for value in values if value not in unions[at])
+    return kept, unions
+
+
+def _or(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
 def argument_errors(errors: list[dict], schema: dict | None = None) -> str:
     """One line naming each argument that is unknown, missing or of the wrong type, from pydantic's
     error list. After an unknown argument, the tool's own arguments are listed (read from its
@@ -473,8 +519,15 @@ def argument_errors(errors: list[dict], schema: dict | None = None) -> str:
     """
     said: list[str] = []
     unknown: tuple[object, ...] | None = None  # where the first unknown name was: () for an argument
+    errors, unions = _without_union_branches(errors)
     for error in errors:
         loc = tuple(error.get("loc", ()))
+        if loc in unions:  # a value no branch of a union takes: one line naming them all
+            got = f", got {_json_value(error['input'])}" if "input" in error else ""
+            line = f"{_argument_name(loc)} must be {_or(unions[loc])}{got}"
+            if line not in said:
+                said.append(line)
+            continue
         name = _argument_name(loc)
         kind = str(error.get("type", ""))
         if kind == "missing":

@@ -29,10 +29,16 @@ def test_the_hit_lines_never_exceed_the_budget_and_the_note_counts_the_rest(text
     assert cut.hits == result.hits[: len(cut.hits)]  # best first, none skipped
     assert cut.omitted == len(result.hits) - len(cut.hits)
     text = recall_text(cut)
-    note = (
-        f"({cut.omitted} more relevant {'memory' if cut.omitted == 1 else 'memories'} left out by max_chars={budget}.)"
-    )
-    if cut.omitted:
+    memories = "memory" if cut.omitted == 1 else "memories"
+    note = f"({cut.omitted} more relevant {memories} left out by max_chars={budget}.)"
+    if cut.omitted and not cut.hits:  # nothing shown: no "more", and what the best one needs
+        best = len(hit_lines(1, result.hits[0], time.time()))
+        assert best > budget
+        assert text == (
+            f"(No hit fits max_chars={budget}: the best one needs {best} characters; "
+            f"{cut.omitted} relevant {memories} left out.)"
+        )
+    elif cut.omitted:
         assert text.endswith(note)
         shown = text[: -len(note)].rstrip("\n")
         assert len(shown) <= budget

@@ -17,9 +17,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--until", default=None, help="only memories up to this ISO-8601 date or time")
     parser.add_argument("--limit", type=int, default=20)
     parser.add_argument("--cursor", default=None, help="continue from a previous page")
-    parser.add_argument("--include-expired", action="store_true", help="also memories past their expiry (marked)")
+    # As memwal_list: left out (default), listed too and marked, or "only" those.
     parser.add_argument(
-        "--include-superseded", action="store_true", help="also memories another fact replaced (marked)"
+        "--include-expired",
+        nargs="?",
+        const=True,
+        default=False,
+        choices=["only"],
+        metavar="only",
+        help="also memories past their expiry (marked); 'only' for only those",
+    )
+    parser.add_argument(
+        "--include-superseded",
+        nargs="?",
+        const=True,
+        default=False,
+        choices=["only"],
+        metavar="only",
+        help="also memories another fact replaced (marked); 'only' for only those",
     )
     add_json_flag(parser)
 

@@ -82,18 +82,28 @@ def fit(result: RecallResult, max_chars: int | None) -> RecallResult:
     if max_chars is None:
         return result
     now = time.time()
-    used, kept = 0, 0
+    used, kept, best = 0, 0, 0
     for number, hit in enumerate(result.hits, start=1):
         size = len(hit_lines(number, hit, now)) + (1 if kept else 0)  # the line break before it
         if used + size > max_chars:
+            best = 0 if kept else size
             break
         used += size
         kept += 1
-    return replace(result, hits=result.hits[:kept], max_chars=max_chars, omitted=len(result.hits) - kept)
+    omitted = len(result.hits) - kept
+    return replace(result, hits=result.hits[:kept], max_chars=max_chars, omitted=omitted, best_chars=best)
 
 
-def omitted_note(omitted: int, max_chars: int | None) -> str:
-    return f"({counted(omitted, 'more relevant memory')} left out by max_chars={max_chars}.)"
+def omitted_note(result: RecallResult) -> str:
+    """Says how many were left out; "more" only after hits shown, and when none fits, how much the
+    best one needs (so the caller knows what max_chars would show it)."""
+    if not result.hits:
+        left_out = counted(result.omitted, "relevant memory")
+        return (
+            f"(No hit fits max_chars={result.max_chars}: the best one needs {result.best_chars} characters; "
+            f"{left_out} left out.)"
+        )
+    return f"({counted(result.omitted, 'more relevant memory')} left out by max_chars={result.max_chars}.)"
 
 
 def recall_text(result: RecallResult) -> str:
@@ -104,5 +114,5 @@ def recall_text(result: RecallResult) -> str:
     now = time.time()
     blocks = [hit_lines(number, hit, now) for number, hit in enumerate(result.hits, start=1)]
     if result.omitted:
-        blocks.append(omitted_note(result.omitted, result.max_chars))
+        blocks.append(omitted_note(result))
     return "\n".join(blocks)

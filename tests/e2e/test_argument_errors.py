@@ -33,6 +33,14 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
     ("memwal_recall", {"query": "coffee", "min_score": "0.5"}, 'min_score must be a number, got "0.5"'),
     ("memwal_remember_status", {"job_ids": '["j_0123456789abcdef"]'}, "job_ids must be a list"),
     ("memwal_list", {"limit": "null"}, 'limit must be an integer, got "null"'),
+    # A union (true, false or "only"): one sentence naming every value it takes, not one per branch.
+    (
+        "memwal_list",
+        {"include_expired": "yes"},
+        'memwal_list: include_expired must be true, false or "only", got "yes"',
+    ),
+    ("memwal_list", {"include_superseded": "ONLY"}, 'include_superseded must be true, false or "only", got "ONLY"'),
+    ("memwal_list", {"include_superseded": 1}, 'include_superseded must be true, false or "only", got 1'),
     ("memwal_remember", {"text": 5}, "text must be a string, got 5"),
     ("memwal_remember", {"text": "A fact", "wait": 100}, "wait is not an argument of this tool"),
     (

@@ -64,7 +64,15 @@ REFUSED: list[tuple[list[str], int, str]] = [
         2,
         "memwal-mcp recall: error: the following arguments are required: query (see memwal-mcp recall --help)",
     ),
-    (["list", "--colour"], 2, "memwal-mcp: error: unrecognized arguments: --colour (see memwal-mcp --help)"),
+    # A word a command does not know points at that command's help, not the top one.
+    (["list", "--colour"], 2, "memwal-mcp list: error: unrecognized arguments: --colour (see memwal-mcp list --help)"),
+    (["--colour"], 2, "memwal-mcp: error: unrecognized arguments: --colour (see memwal-mcp --help)"),
+    (
+        ["list", "--include-superseded", "yes"],
+        2,
+        "memwal-mcp list: error: argument --include-superseded: invalid choice: 'yes' (choose from 'only') "
+        "(see memwal-mcp list --help)",
+    ),
     (
         ["recall", "coffee", "--max-chars", "0"],
         2,
@@ -91,6 +99,38 @@ def test_refusals_are_one_line_with_one_rule_for_exit_statuses(server_env, db, t
     found_nothing = _cli(env, "recall", "quantum chromodynamics lattice", "--min-score", "0.99", cwd=tmp_path)
     checked = _cli(env, "check", cwd=tmp_path)
     assert (found_nothing.returncode, checked.returncode) == (0, 0), found_nothing.stderr + checked.stdout
+
+
+async def test_the_cli_list_takes_only_as_the_tool_does(server_env, tmp_path):
+    """`list --include-superseded only` / `--include-expired only` list what memwal_list lists with "only"."""
+    env = server_env()
+    with anyio.fail_after(120):
+        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            old = await session.call_tool("memwal_remember", {"text": "The gate code is 1234", "wait_ms": 20000})
+            a = old.structured_content["memory_id"]
+            await session.call_tool(
+                "memwal_remember", {"text": "The gate code is 5678", "supersedes": [a], "wait_ms": 20000}
+            )
+            ended = await session.call_tool(
+                "memwal_remember", {"text": "The pool closes at 6", "expires_at": "2020-01-31", "wait_ms": 20000}
+            )
+            c = ended.structured_content["memory_id"]
+            tool = {
+                flag: [
+                    m["id"]
+                    for m in (await session.call_tool("memwal_list", {flag: "only"})).structured_content["memories"]
+                ]
+                for flag in ("include_superseded", "include_expired")
+            }
+    assert tool == {"include_superseded": [a], "include_expired": [c]}
+    for flag, ids in tool.items():
+        for spelled in ([f"--{flag.replace('_', '-')}", "only"], [f"--{flag.replace('_', '-')}=only"]):
+            done = _cli(env, "list", *spelled, "--json", cwd=tmp_path)
+            assert done.returncode == 0, done.stderr
+            assert [m["id"] for m in json.loads(done.stdout)["memories"]] == ids, (spelled, done.stdout)
+    both = _cli(env, "list", "--include-superseded", "--include-expired", "--json", cwd=tmp_path)
+    assert both.returncode == 0, both.stderr
+    assert {a, c} <= {m["id"] for m in json.loads(both.stdout)["memories"]}
 
 
 @pytest.mark.sqlite_only  # the exit status of an interrupted command is not the database's business

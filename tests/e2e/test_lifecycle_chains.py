@@ -229,3 +229,19 @@ async def test_forgetting_what_replaced_an_expired_fact_leaves_it_plainly_expire
             assert "superseded by" not in tool_text(history)
     purged = _cli(env, "purge", "--expired")
     assert purged.returncode == 0 and a_id in purged.stdout, purged.stderr
+
+
+@pytest.mark.parametrize("middle", [{}, {"expires_at": "2020-01-31"}], ids=["live-middle", "expired-middle"])
+async def test_history_of_the_head_of_a_chain_says_what_replaced_its_replacement(server_env, tmp_path, middle):
+    """A <- B <- C: A's history ends "superseded by B, itself superseded since by C", on the tool and the CLI,
+    not mid-sentence at "superseded since"."""
+    env = server_env()
+    with anyio.fail_after(180):
+        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            a, b, c = await _chain(session, **middle)
+            history = await session.call_tool("memwal_history", {"memory_id": a})
+            assert history.structured_content["superseded_by_next"] == c
+            assert f"superseded by {b}, itself superseded since by {c}\n" in tool_text(history) + "\n"
+    shown = _cli(env, "history", a)
+    assert shown.returncode == 0, shown.stderr
+    assert f"superseded by {b}, itself superseded since by {c}\n" in shown.stdout

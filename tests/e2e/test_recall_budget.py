@@ -51,5 +51,14 @@ async def test_max_chars_is_never_exceeded_the_note_is_exact_and_collapsed_ids_n
             assert cut.structured_content["omitted"] == 3
             tight = await _call(session, "memwal_recall", query="deploy", limit=10, max_chars=budget - 1)
             assert tight.structured_content["omitted"] == 4
+            # A budget below the best hit: nothing shown, so no "more"; the note says what the best one needs.
+            second = [i for i, line in enumerate(blocks) if line.startswith("2. ")][0]
+            first = len("\n".join(blocks[:second]))  # the best hit's line and its notes
+            none = await _call(session, "memwal_recall", query="deploy", limit=10, max_chars=first - 1)
+            assert none.structured_content["hits"] == [] and none.structured_content["omitted"] == 5
+            assert tool_text(none) == (
+                f"(No hit fits max_chars={first - 1}: the best one needs {first} characters; "
+                "5 relevant memories left out.)"
+            )
             refused = await session.call_tool("memwal_recall", {"query": "deploy", "max_chars": 0})
             assert refused.is_error and "max_chars" in tool_text(refused)
