@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..ratelimit import RateLimiter
+from ..ratelimit import SharedRateLimiter
 from ..tokens import SCOPES, TokenRegistry
 from .session import COOKIE, Session, SessionBook
 
@@ -59,7 +59,7 @@ class SignInFirst(Exception):
 
 
 class Access:
-    def __init__(self, registry: TokenRegistry, limiter: RateLimiter, *, owner: str, any_host: bool) -> None:
+    def __init__(self, registry: TokenRegistry, limiter: SharedRateLimiter, *, owner: str, any_host: bool) -> None:
         self.registry = registry
         self.sessions = SessionBook()
         self._limiter = limiter
@@ -95,12 +95,13 @@ class Access:
         host = urlsplit(f"//{request.headers.get('host', '')}").hostname or ""
         return host in _LOOPBACK_NAMES
 
-    def spend(self, session: Session) -> None:
-        """A token's requests spend from a bucket of the [auth] rate (a bucket of the dashboard's
-        own: its MCP requests spend from the gate's)."""
+    async def spend(self, session: Session) -> None:
+        """A token's requests spend from a bucket of the [auth] rate: a bucket of the dashboard's
+        own (its MCP requests spend from the gate's), kept by the store when it keeps buckets
+        (PostgreSQL), so replicas behind one balancer share one limit per token."""
         if session.token_hash is None:
             return
-        wait = self._limiter.take(session.token_hash)
+        wait = await self._limiter.take(f"ui:{session.token_hash}")
         if wait > 0:
             seconds = max(1, math.ceil(wait))
             raise Refused(

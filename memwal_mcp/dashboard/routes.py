@@ -28,7 +28,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from ..errors import InvalidInput, MemwalError, NotFound
-from ..ratelimit import Grant, RateLimiter, SharedRateLimiter
+from ..ratelimit import Grant, SharedRateLimiter
 from ..recall.format import copies_note, folded_note
 from ..records import ANALYZED, ForgetOutcome, Job
 from ..schemas import ForgetOut, erasure_kept, sources_note
@@ -80,10 +80,11 @@ class Dashboard:
         self._registry = registry
         self._signin = SigninGuard()
         auth = service.settings.auth
-        self._access = Access(registry, RateLimiter(auth.rate_per_minute, auth.burst), owner=owner, any_host=any_host)
+        shared = grant or _no_shared_buckets
+        limiter = SharedRateLimiter(shared, auth.rate_per_minute, auth.burst)
+        self._access = Access(registry, limiter, owner=owner, any_host=any_host)
         # Each a bucket of a minute's attempts, refilled over the minute: guessing tokens from one
         # address, or from many, is slowed to that pace.
-        shared = grant or _no_shared_buckets
         self._signin_per_client = SharedRateLimiter(shared, auth.signin_per_minute, auth.signin_per_minute)
         self._signin_total = SharedRateLimiter(shared, auth.signin_per_minute_total, auth.signin_per_minute_total)
 
@@ -121,7 +122,7 @@ class Dashboard:
             except Refused as exc:
                 return with_headers(self._error(request, None, exc.status, str(exc)))
             try:
-                self._access.spend(session)
+                await self._access.spend(session)
                 if post:
                     form = await self._access.changing_form(request, session, scope)
                 elif not session.can(scope):

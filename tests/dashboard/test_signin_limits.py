@@ -1,11 +1,13 @@
 """Sign-in attempts are limited per client address and for the whole server ([auth]
-signin_per_minute, signin_per_minute_total). On PostgreSQL the replicas behind one balancer share
-the buckets (in the database); on SQLite each process keeps its own. Two dashboards over one
+signin_per_minute, signin_per_minute_total), and a signed-in token's pages by the token's [auth]
+rate. On PostgreSQL the replicas behind one balancer share the buckets (in the database); on
+SQLite each process keeps its own. Two dashboards over one
 database stand for two replicas, each its own MemoryService, driven over ASGI as a browser's
 form posts would reach them (the browser test of the refusal is in test_browser.py)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -18,7 +20,7 @@ from starlette.routing import Mount
 from memwal_mcp.config import load_settings
 from memwal_mcp.dashboard import build_dashboard
 from memwal_mcp.service import MemoryService
-from memwal_mcp.tokens import TokenRegistry
+from memwal_mcp.tokens import TokenRegistry, hash_token, new_token
 
 from ..postgres.server import PostgresServer, shared
 
@@ -37,8 +39,8 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[st
 
 
 @asynccontextmanager
-async def _replicas(where: dict[str, object], count: int) -> AsyncIterator[list[httpx.AsyncClient]]:
-    auth = {"signin_per_minute": 100, "signin_per_minute_total": TOTAL}
+async def _replicas(where: dict[str, object], count: int, **limits: int) -> AsyncIterator[list[httpx.AsyncClient]]:
+    auth = {"signin_per_minute": 100, "signin_per_minute_total": TOTAL, **limits}
     async with AsyncExitStack() as stack:
         clients = []
         for _ in range(count):
@@ -75,3 +77,32 @@ async def test_sign_ins_over_the_total_are_refused_with_one_line_and_429(databas
             for _ in range(TOTAL // 2 - 1):
                 await _attempt(first)
             assert (await _attempt(first)).status_code == 429
+
+
+async def _signed_in(client: httpx.AsyncClient, token: str) -> None:
+    form = await client.get("/ui/signin")
+    nonce = re.search(r'name="signin" value="([^"]+)"', form.text)
+    assert nonce is not None, form.text[:300]
+    answer = await client.post(
+        "/ui/signin", data={"token": token, "signin": nonce.group(1)}, headers={"Origin": "http://127.0.0.1"}
+    )
+    assert answer.status_code == 303 and answer.headers["location"].endswith("/ui/search"), answer.text[:300]
+
+
+async def test_a_tokens_pages_on_two_replicas_spend_one_limit(database: dict[str, object]) -> None:
+    burst = 6
+    async with _replicas(database, 2, rate_per_minute=1, burst=burst) as clients:
+        token = new_token()
+        setup = MemoryService(load_settings(**database, owner="local"))
+        async with setup.running(worker=False):
+            await setup.store.write(lambda writer: writer.insert_token(hash_token(token), "alice", ("read",), None))
+        for client in clients:  # the same token signed in on each replica (a browser on each)
+            await _signed_in(client, token)
+        statuses = [(await clients[n % 2].get("/ui/memories")).status_code for n in range(2 * burst)]
+    refused = [status for status in statuses if status == 429]
+    assert set(statuses) <= {200, 429}, statuses
+    if "db_url" in database:  # one bucket for the token, wherever its pages are served
+        assert statuses.count(200) == burst, statuses
+        assert statuses[-1] == 429, statuses
+    else:  # each process its own bucket
+        assert refused == [], statuses

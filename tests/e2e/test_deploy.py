@@ -63,12 +63,31 @@ def _nginx_conf(listen: int, backends: list[str], folder: Path) -> Path:
     text = (DEPLOY / "nginx.conf").read_text()
     text, listens = re.subn(r"listen 8765;", f"listen 127.0.0.1:{listen};", text)
     servers = "\n".join(f"        server {b.removeprefix('http://')} max_fails=1 fail_timeout=5s;" for b in backends)
-    text, upstreams = re.subn(r"^\s*server memwal:8765 [^\n]*$", servers, text, flags=re.M)
-    assert (listens, upstreams) == (1, 1), "deploy/nginx.conf no longer has the lines this test adapts"
+    text, upstreams = re.subn(r"^\s*server memwal:8765\b[^\n]*$", servers, text, flags=re.M)
+    # One upstream for MCP (round robin), one for the dashboard (pinned by client address).
+    assert (listens, upstreams) == (1, 2), "deploy/nginx.conf no longer has the lines this test adapts"
     text = text.replace("events {", f"pid {folder / 'nginx.pid'};\nerror_log {folder / 'error.log'};\nevents {{", 1)
     conf = folder / "nginx.conf"
     conf.write_text(text)
     return conf
+
+
+def _dashboard_pages(base: str, token: str, pages: int) -> list[int]:
+    """Sign in to the dashboard through the balancer as a browser would, then open Browse
+    `pages` times: the statuses of the sign-in and of each page (303 would be "sign in again")."""
+    with httpx2.Client(base_url=base, timeout=CALL_TIMEOUT_S, follow_redirects=False) as browser:
+        form = browser.get("/ui/signin")
+        assert form.status_code == 200, form.text[:500]
+        nonce = re.search(r'name="signin" value="([^"]+)"', form.text)
+        assert nonce is not None, form.text[:500]
+        signed_in = browser.post(
+            "/ui/signin", data={"token": token, "signin": nonce.group(1)}, headers={"Origin": base}
+        )
+        statuses = [signed_in.status_code]
+        for _ in range(pages):
+            page = browser.get("/ui/memories")
+            statuses.append(page.status_code)
+        return statuses
 
 
 async def _through(url: str, token: str, kill_after_first: subprocess.Popen[bytes]) -> list[str]:
@@ -124,10 +143,14 @@ def test_the_shipped_nginx_conf_spreads_one_client_over_replicas_and_survives_on
                 assert balancer.poll() is None, balancer.stderr.read() if balancer.stderr else ""
                 assert time.monotonic() < deadline, "nginx did not start"
                 time.sleep(0.1)
+            # The dashboard's sessions and sign-in forms live in the replica that made them: the
+            # shipped conf pins /ui to one replica per client, so signing in and browsing hold.
+            pages = _dashboard_pages(f"http://127.0.0.1:{port}", token, 6)
             replies = anyio.run(_through, f"http://127.0.0.1:{port}/mcp", token, b.proc)
         finally:
             balancer.terminate()
             balancer.wait(10)
+    assert pages == [303] + [200] * 6, pages
     assert "vpn-3.corp" in replies[0]
     assert "02:00 UTC" in replies[1]
     assert "s3" in replies[2]
