@@ -4,6 +4,7 @@ two workers never hold one lane. Each store here has its own connections, as a r
 from __future__ import annotations
 
 import threading
+import time
 
 import anyio
 import psycopg
@@ -103,3 +104,29 @@ async def test_an_expired_lease_moves_to_the_other_replica(replicas) -> None:  #
     assert await b.write(lambda w: w.claim_lane(second, LEASE_S, T0 + 2)) is None
     assert await b.write(lambda w: w.claim_lane(second, LEASE_S, T0 + 2 + LEASE_S)) == lane
     assert not await a.write(lambda w: w.renew_lease(lane.id, first, T0 + 3 + LEASE_S))
+
+
+async def test_a_remember_never_waits_for_the_lanes_curation(replicas, pg_url: str) -> None:  # type: ignore[no-untyped-def]
+    """A curation batch updates its lane's row (lease, totals) and holds it until it commits. A
+    remember into that lane on another replica must not wait for the batch: it reads the lane's
+    id, it does not re-insert its row (an INSERT ... ON CONFLICT waits for the row's holder)."""
+    a, b = replicas
+    await _file(a, 1)
+    lane = (await a.read(lambda r: r.owner_lanes("alice")))[0]
+    with psycopg.connect(pg_url) as other:
+        # as the lane totals' trigger and the lease renewal do, in a batch not yet committed
+        other.execute("UPDATE lanes SET lease_expires_at = %s WHERE id = %s", (T0 + LEASE_S, lane.id))
+        # A remember that waits for `other` would wait forever (the test holds it): end it after 10 s.
+        release = threading.Timer(10, other.rollback)
+        release.start()
+        started = time.monotonic()
+        try:
+            job, replayed = await b.write(
+                lambda w: w.insert_job("alice", lane.namespace, "fact while curating", None, T0)
+            )
+        finally:
+            release.cancel()
+        waited = time.monotonic() - started
+        other.rollback()
+    assert waited < 5, f"the remember waited {waited:.1f} s for the lane's row"
+    assert not replayed and job.namespace == lane.namespace

@@ -2,7 +2,7 @@
 
 A remember is one INSERT that needs no lock beyond its own row: the unique partial index on
 (owner, idempotency_key) settles a race between two calls with one key (the loser reads the
-winner's job once it commits). A lane is claimed with `FOR UPDATE SKIP LOCKED`, so replicas
+winner's job once it commits). A lane is claimed with `FOR NO KEY UPDATE SKIP LOCKED`, so replicas
 looking for work at once never wait on each other and never take the same lane: the row lock
 holds while the lease is checked and written, and a lease is free only when it is unheld,
 ours, expired, or held by a dead process on this host.
@@ -70,12 +70,20 @@ _job = job_of
 
 
 def ensure_lane(conn: Connection, owner: str, namespace: str) -> int:
-    row = conn.execute(
-        "INSERT INTO lanes (owner, namespace) VALUES (%s, %s) ON CONFLICT (owner, namespace) DO NOTHING RETURNING id",
-        (owner, namespace),
-    ).fetchone()
+    """The lane's id, made if it is new. Read first: an INSERT ... ON CONFLICT on a lane that
+    exists waits for whichever transaction holds its row (a curation batch updates the lane's
+    totals and lease until it commits), so every remember into a lane being curated would wait
+    for the batch."""
+    query = "SELECT id FROM lanes WHERE owner = %s AND namespace = %s"
+    row = conn.execute(query, (owner, namespace)).fetchone()
     if row is None:
-        row = conn.execute("SELECT id FROM lanes WHERE owner = %s AND namespace = %s", (owner, namespace)).fetchone()
+        row = conn.execute(
+            "INSERT INTO lanes (owner, namespace) VALUES (%s, %s) ON CONFLICT (owner, namespace) DO NOTHING"
+            " RETURNING id",
+            (owner, namespace),
+        ).fetchone()
+    if row is None:  # another replica made it just now
+        row = conn.execute(query, (owner, namespace)).fetchone()
     assert row is not None  # inserted, or there before
     return int(row[0])
 
@@ -319,8 +327,9 @@ def claim_lane(conn: Connection, holder: str, lease_s: float, now: float) -> Lan
     for (lane,) in candidates:
         with conn.transaction():
             row = conn.execute(
+                # NO KEY UPDATE: a remember's foreign key on the lane (KEY SHARE) does not wait for it.
                 "SELECT id, owner, namespace, lease_holder, lease_expires_at FROM lanes WHERE id = %s"
-                " FOR UPDATE SKIP LOCKED",
+                " FOR NO KEY UPDATE SKIP LOCKED",
                 (lane,),
             ).fetchone()
             if row is None:
