@@ -229,9 +229,8 @@ async def _build(store: Any, lane: int) -> dict[str, Any]:
     return {"build_s": round(seconds, 2), "size_bytes": mine[0].size_bytes if mine else None, "built": bool(mine)}
 
 
-def _overlap(got: Sequence[Sequence[int]], exact: Sequence[Sequence[int]]) -> tuple[float, float]:
-    values = [len(set(a) & set(b)) / max(1, min(LIMIT, len(b))) for a, b in zip(got, exact)]
-    return round(float(np.mean(values)), 4), round(float(np.min(values)), 4)
+def _overlaps(got: Sequence[Sequence[int]], exact: Sequence[Sequence[int]]) -> list[float]:
+    return [len(set(a) & set(b)) / max(1, min(LIMIT, len(b))) for a, b in zip(got, exact)]
 
 
 async def _with(services: dict[str, Any], body: Callable[[], Awaitable[Any]]) -> Any:
@@ -328,7 +327,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             if server is not None:
                 server.cleanup()
-    overlap, overlap_min = _overlap(second["raw_postgresql_hnsw"]["top10"], first["raw_postgresql_exact"]["top10"])
+    overlaps = _overlaps(second["raw_postgresql_hnsw"]["top10"], first["raw_postgresql_exact"]["top10"])
     for phase in (first, second):
         for key in [k for k in phase if k.startswith("raw_")]:
             phase[key].pop("top10")
@@ -336,8 +335,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         {
             "exact_phase": first,
             "hnsw_phase": second,
-            "overlap_at_10_hnsw_vs_exact": overlap,
-            "overlap_min": overlap_min,
+            "overlap_at_10_hnsw_vs_exact": round(float(np.mean(overlaps)), 4),
+            "overlap_min": round(float(np.min(overlaps)), 4),
+            # The questions whose HNSW top 10 missed some of the exact top 10 (worst first).
+            "overlap_below_1": [
+                [queries[i], round(overlaps[i], 2)] for i in np.argsort(overlaps, kind="stable") if overlaps[i] < 1.0
+            ],
             "loadavg_end": speed_proc.loadavg(),
         }
     )
@@ -382,6 +385,7 @@ def format_report(report: dict[str, Any]) -> str:
         f"  kNN exact / HNSW on PostgreSQL: {exact_knn / hnsw_knn:.1f}x",
         f"overlap@10 HNSW vs exact: {report['overlap_at_10_hnsw_vs_exact']} (min {report['overlap_min']})",
     ]
+    lines += [f"  {overlap:.1f}: {question}" for question, overlap in report.get("overlap_below_1", [])]
     return "\n".join(lines)
 
 
