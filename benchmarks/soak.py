@@ -3,6 +3,7 @@
     python -m benchmarks.soak --sessions 32 --seconds 60
     python -m benchmarks.soak --replicas 3 --pgserver --seconds 120          # a throwaway PostgreSQL
     python -m benchmarks.soak --replicas 3 --db-url postgresql://... --seconds 120
+    python -m benchmarks.soak --pgserver --replicas 3 --kill-every 0 --recall-share 0 --replay-share 0  # throughput
 
 Starts the real server on 127.0.0.1 (free ports) over a fresh database with bearer
 tokens made by `memwal-mcp token create`, then runs N MCP sessions at once for S
@@ -24,7 +25,11 @@ Afterwards it verifies, through memwal-mcp's own commands (so the same on SQLite
 - `memwal-mcp check` clean, and every replica giving the same answer to the same recalls,
 - no "database is locked" in any reply or in a server log (and no traceback there),
 
-and prints latency p50/p99 per tool, throughput and errors as a table, then as JSON.
+and prints latency p50/p99 per tool, throughput and errors as a table, then as JSON, with
+curation's pace (jobs queued when the load stopped, how long they took to drain, jobs done per
+second from the start until drained) and where the CPU went (seconds used by the client, the
+replicas and PostgreSQL, and the machine's busy share over the run): with every process on the
+same cores, that says whether more replicas could have helped.
 Exit status 0 when every check holds, 1 otherwise. Loopback only; every loop is
 bounded by the deadline and every call by a timeout.
 """
@@ -100,7 +105,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--replicas", type=int, default=1, help="servers on the one database (default 1)")
     parser.add_argument(
-        "--kill-every", type=float, default=20.0, help="with --replicas > 1: SIGKILL one replica this often (s)"
+        "--kill-every",
+        type=float,
+        default=20.0,
+        help="with --replicas > 1: SIGKILL one replica this often (s); 0: never (a throughput run)",
+    )
+    parser.add_argument(
+        "--stateless", action="store_true", help="serve with --stateless even with one replica (as replicas do)"
     )
     parser.add_argument("--call-timeout", type=float, default=30.0, help="seconds before a call counts as lost")
     parser.add_argument("--drain-timeout", type=float, default=180.0, help="seconds to wait for curation to finish")
@@ -120,8 +131,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not 1 <= args.sessions <= 1024 or args.seconds <= 0 or args.owners < 1 or args.namespaces < 1:
         parser.error("--sessions 1..1024, --seconds > 0, --owners >= 1, --namespaces >= 1")
-    if not 1 <= args.replicas <= 16 or args.kill_every <= 0:
-        parser.error("--replicas 1..16, --kill-every > 0")
+    if not 1 <= args.replicas <= 16 or args.kill_every < 0:
+        parser.error("--replicas 1..16, --kill-every >= 0")
     if any(not item.startswith("MEMWAL_") or "=" not in item for item in args.server_env):
         parser.error("--server-env takes MEMWAL_NAME=VALUE")
     return args
@@ -180,6 +191,46 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: 
     raise SystemExit(f"nothing listened on 127.0.0.1:{port} within {timeout:.0f}s")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a live process has used (/proc/PID/stat); 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def child_pids(pid: int) -> list[int]:
+    """Processes whose parent is `pid` (every /proc/N/stat read: not every kernel has .../children)."""
+    children: list[int] = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                children.append(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return children
+
+
+def postgres_cpu_seconds(pgdata: Path | None) -> float | None:
+    """CPU seconds of a pgserver's postmaster and the backends it runs now (a backend that has
+    exited is not counted: the soak's replicas keep theirs in pools, so few do)."""
+    if pgdata is None:
+        return None
+    try:
+        postmaster = int((pgdata / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return round(cpu_seconds(postmaster) + sum(cpu_seconds(child) for child in child_pids(postmaster)), 1)
+
+
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) jiffies of all CPUs since boot (/proc/stat), for the busy share over a span."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return float(sum(values) - idle), float(sum(values))
+
+
 def stop(proc: subprocess.Popen[bytes]) -> int | None:
     if proc.poll() is not None:
         return proc.returncode
@@ -202,6 +253,7 @@ class Replica:
         self.extra = ["--stateless"] if stateless else []
         self.proc: subprocess.Popen[bytes] | None = None
         self.kills = 0
+        self.cpu_s = 0.0  # CPU seconds of this replica's processes, counted as each one ends
 
     @property
     def url(self) -> str:
@@ -222,12 +274,16 @@ class Replica:
 
     def kill(self) -> None:
         assert self.proc is not None
+        self.cpu_s += cpu_seconds(self.proc.pid)
         self.proc.kill()
         self.proc.wait(timeout=10)
         self.kills += 1
 
     def stop(self) -> int | None:
-        return stop(self.proc) if self.proc is not None else None
+        if self.proc is None:
+            return None
+        self.cpu_s += cpu_seconds(self.proc.pid)
+        return stop(self.proc)
 
 
 # --- the load ---------------------------------------------------------------------------------------
@@ -388,7 +444,7 @@ async def soak(args: argparse.Namespace, replicas: list[Replica], tokens: list[t
                 owner, token = tokens[index % len(tokens)]
                 namespace = f"ns-{(index // len(tokens)) % args.namespaces}"
                 group.start_soon(run_session, index, urls, token, owner, namespace, deadline, args, tally)
-            if len(replicas) > 1:
+            if len(replicas) > 1 and args.kill_every > 0:
                 group.start_soon(killer, replicas, args.kill_every, deadline, random.Random(args.seed))
     return tally, time.monotonic() - started
 
@@ -415,6 +471,8 @@ class Journal:
     jobs: dict[str, tuple[str, str, str | None]]  # id -> (status, owner, memory id)
     statuses: dict[str, int]
     doubled: list[str]  # idempotency keys with two jobs; texts with two live memories in one namespace
+    done_at: list[float] = field(default_factory=list)  # when each done job was marked done (epoch s)
+    first_created: float | None = None  # the first job's arrival (epoch s)
 
 
 def read_journal(env: dict[str, str], folder: Path) -> Journal:
@@ -427,19 +485,24 @@ def read_journal(env: dict[str, str], folder: Path) -> Journal:
     statuses: Counter[str] = Counter()
     keys: Counter[tuple[str, str]] = Counter()
     live: Counter[tuple[str, str, str]] = Counter()
+    done_at: list[float] = []
+    created: list[float] = []
     with out.open() as lines:
         for line in lines:
             row = json.loads(line)
             if row["type"] == "job":
                 jobs[row["id"]] = (row["status"], row["owner"], row["memory_id"])
                 statuses[row["status"]] += 1
+                created.append(row["created_at"])
+                if row["status"] == "done":
+                    done_at.append(row["updated_at"])
                 if row["idempotency_key"] is not None:
                     keys[(row["owner"], row["idempotency_key"])] += 1
             elif row["type"] == "memory" and row["status"] == "live":
                 live[(row["owner"], row["namespace"], row["body"])] += 1
     doubled = [f"key {k}: {n} jobs" for k, n in keys.items() if n > 1]
     doubled += [f"text {t[2][:60]!r}: {n} live memories" for t, n in live.items() if n > 1]
-    return Journal(jobs, dict(statuses), doubled)
+    return Journal(jobs, dict(statuses), doubled, sorted(done_at), min(created, default=None))
 
 
 def lost_writes(journal: Journal, acknowledged: dict[str, str]) -> list[str]:
@@ -503,6 +566,7 @@ def report(
     check_clean: bool,
     disagreements: list[str],
     kills: int,
+    load_ended_at: float = float("inf"),
 ) -> dict[str, Any]:
     tools = {}
     for tool, values in tally.latencies.items():
@@ -550,6 +614,7 @@ def report(
         "recall_pending_fallbacks": log_text.count("are not curated yet"),
         "jobs_by_status": journal.statuses,
         "drain_s": round(drained[1], 2),
+        "curation": curation_pace(journal, load_ended_at),
         "checks": checks,
         "ok": all(value == 0 for value in checks.values()) and tally.sessions_done == args.sessions,
         "sessions_completed": tally.sessions_done,
@@ -561,6 +626,22 @@ def report(
             "replay_mismatches": tally.replay_mismatches[:5],
             "replica_disagreements": disagreements[:5],
         },
+    }
+
+
+def curation_pace(journal: Journal, load_ended_at: float) -> dict[str, Any]:
+    """Curation's pace from the journal's own times (each job's arrival and when it was marked
+    done), not from polling: jobs done per second from the first arrival to the last done, how
+    many were still queued when the load stopped, and how long after that the last was done."""
+    done = journal.done_at
+    if not done or journal.first_created is None:
+        return {"done": 0, "done_per_s_until_drained": None, "queued_when_load_stopped": None, "drained_after_s": None}
+    span = max(1e-9, done[-1] - journal.first_created)
+    return {
+        "done": len(done),
+        "done_per_s_until_drained": round(len(done) / span, 1),
+        "queued_when_load_stopped": sum(at > load_ended_at for at in done),
+        "drained_after_s": round(max(0.0, done[-1] - load_ended_at), 1),
     }
 
 
@@ -580,6 +661,20 @@ def print_table(result: dict[str, Any]) -> None:
         f"({result['idempotent_replays']} idempotent replays, {result['failovers']} failovers); "
         f"curation drained {result['drain_s']} s after the end"
     )
+    curation = result["curation"]
+    print(
+        f"curation: {curation['done']} jobs done, {curation['done_per_s_until_drained']}/s from the first arrival"
+        f" to the last done; {curation['queued_when_load_stopped']} still queued when the load stopped, the last"
+        f" done {curation['drained_after_s']} s after it"
+    )
+    if "cpu" in result:
+        cpu = result["cpu"]
+        print(
+            f"CPU seconds: client {cpu['client_s']}, replicas {cpu['replicas_s']} (each {cpu['per_replica_s']}),"
+            f" PostgreSQL {cpu['postgresql_s'] if cpu['postgresql_s'] is not None else '-'};"
+            f" machine busy {cpu['machine_busy_share']:.0%} of {cpu['cpus']} CPUs during the load"
+            f" (load average at end {result['load_average_1m_at_end']})"
+        )
     print(
         "checks: "
         + ", ".join(f"{k}={v}" for k, v in result["checks"].items())
@@ -609,7 +704,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         folder = Path(folder_name)
         db_path, db_url, pg = _database(args, folder)
         try:
-            result = _run(args, folder, server_env(folder, db_path, db_url))
+            pgdata = folder / "pgdata" if pg is not None else None
+            result = _run(args, folder, server_env(folder, db_path, db_url), pgdata)
         finally:
             if pg is not None:
                 pg.cleanup()
@@ -621,16 +717,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0 if result["ok"] else 1
 
 
-def _run(args: argparse.Namespace, folder: Path, env: dict[str, str]) -> dict[str, Any]:
+def _run(args: argparse.Namespace, folder: Path, env: dict[str, str], pgdata: Path | None = None) -> dict[str, Any]:
     env.update(item.split("=", 1) for item in args.server_env)
     tokens = [(f"soak-owner-{i}", make_token(env, f"soak-owner-{i}")) for i in range(args.owners)]
-    replicas = [Replica(env, folder, f"replica-{i}", stateless=args.replicas > 1) for i in range(args.replicas)]
+    stateless = args.replicas > 1 or args.stateless
+    replicas = [Replica(env, folder, f"replica-{i}", stateless=stateless) for i in range(args.replicas)]
     try:
         for replica in replicas:
             replica.start()
         where = env.get("MEMWAL_DB_URL") or env.get("MEMWAL_DB_PATH")
         print(f"{len(replicas)} server(s) on ports {[r.port for r in replicas]}, database {where}", file=sys.stderr)
+        pg_before = postgres_cpu_seconds(pgdata)
+        client_before = time.process_time()
+        replicas_before = [cpu_seconds(r.proc.pid) if r.proc else 0.0 for r in replicas]
+        busy_before = machine_busy()
         tally, elapsed = anyio.run(soak, args, replicas, tokens)
+        load_ended_at = time.time()
+        busy_after = machine_busy()
+        client_s = time.process_time() - client_before
+        replicas_s = [r.cpu_s + (cpu_seconds(r.proc.pid) if r.proc else 0.0) for r in replicas]
+        pg_after = postgres_cpu_seconds(pgdata)
         drained = wait_drained(env, args.drain_timeout)
         disagreements = anyio.run(
             replicas_disagree, replicas, tokens, tally, args.call_timeout, random.Random(args.seed + 1)
@@ -644,8 +750,30 @@ def _run(args: argparse.Namespace, folder: Path, env: dict[str, str]) -> dict[st
         print(f"memwal-mcp check:\n{check.stdout}{check.stderr}", file=sys.stderr)
     log_text = "".join(replica.log.read_text(errors="replace") for replica in replicas)
     kills = sum(replica.kills for replica in replicas)
-    result = report(args, tally, elapsed, lost, journal, drained, log_text, check.returncode == 0, disagreements, kills)
+    result = report(
+        args,
+        tally,
+        elapsed,
+        lost,
+        journal,
+        drained,
+        log_text,
+        check.returncode == 0,
+        disagreements,
+        kills,
+        load_ended_at,
+    )
     result["server_exits"] = codes
+    per_replica = [round(after - before, 1) for before, after in zip(replicas_before, replicas_s)]
+    result["stateless"] = stateless
+    result["cpu"] = {  # over the load only (not the drain), as CPU seconds
+        "cpus": os.cpu_count(),
+        "client_s": round(client_s, 1),
+        "replicas_s": round(sum(per_replica), 1),
+        "per_replica_s": per_replica,
+        "postgresql_s": round(pg_after - pg_before, 1) if pg_before is not None and pg_after is not None else None,
+        "machine_busy_share": round((busy_after[0] - busy_before[0]) / max(1.0, busy_after[1] - busy_before[1]), 3),
+    }
     return result
 
 
