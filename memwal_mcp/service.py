@@ -400,12 +400,14 @@ class MemoryService:
         expired = validation.flag(include_expired, "include_expired")
         superseded = validation.flag(include_superseded, "include_superseded")
 
-        lanes = await self._lanes(owner, scope)
+        # One reader call for the lanes and the read-your-writes mark: each hop to the reader
+        # thread costs an idle recall more than the call itself.
+        lanes, mark = await self._store.read(_lanes_and_mark, owner, scope)
         if not searchable(text):  # nothing to match, and a vector of it would "find" anything
             return RecallResult(text, count, scope, searchable=False)
         if not lanes:
             return RecallResult(text, count, scope)
-        pending = await self._drain(lanes)
+        pending = await self._drain(lanes, mark)
         embedder = await self.embedder.get()
         recall = self.settings.recall
         params = SearchParams(
@@ -430,11 +432,7 @@ class MemoryService:
         return fit(RecallResult(text, count, scope, hits), budget)
 
     async def _lanes(self, owner: str, scope: str) -> list[int]:
-        return [
-            lane.id
-            for lane in await self._store.read(lambda reader: reader.owner_lanes(owner))
-            if scope in ("*", lane.namespace)
-        ]
+        return await self._store.read(_scope_lanes, owner, scope)
 
     async def forget_matches(self, owner: str, query: object, limit: object, namespace: object) -> list[ForgetTarget]:
         """What `forget --query` erases: of a recall's hits, only those the query really names --
@@ -459,12 +457,12 @@ class MemoryService:
             targets += [ForgetTarget(c, hit) for c in (found.pop(hit.id, own), *found.values())]
         return _erase_order(targets)
 
-    async def _drain(self, lanes: list[int]) -> bool:
+    async def _drain(self, lanes: list[int], mark: int | None) -> bool:
         """Read-your-writes: wait briefly for the jobs queued in these lanes before this recall
-        to be curated. True when some still are (the search then scores queued jobs itself).
+        (through `mark`, reader.queued_mark) to be curated. True when some still are (the search
+        then scores queued jobs itself).
 
         Polls cheap index lookups, not the queued texts: a backlog may hold megabytes."""
-        mark = await self._store.read(lambda reader: reader.queued_mark(lanes))
         if mark is None:
             return False
         self.worker.hurry()
@@ -703,6 +701,17 @@ def _forget(
     if extracted is not None or done.already:
         return done, extracted, ()
     return done, extracted, _sources_kept(writer, owner, memory_id, done.memory_ids)
+
+
+def _scope_lanes(reader: StoreReader, owner: str, scope: str) -> list[int]:
+    """The owner's lanes a namespace scope covers ("*": all of them)."""
+    return [lane.id for lane in reader.owner_lanes(owner) if scope in ("*", lane.namespace)]
+
+
+def _lanes_and_mark(reader: StoreReader, owner: str, scope: str) -> tuple[list[int], int | None]:
+    """The scope's lanes and the last job queued in them (None: nothing is queued)."""
+    lanes = _scope_lanes(reader, owner, scope)
+    return lanes, reader.queued_mark(lanes) if lanes else None
 
 
 def _job_not_memory(reader: StoreReader, owner: str, job_id: str) -> str:

@@ -134,6 +134,8 @@ class _WordsFirst:
     added: dict[int, tuple[int, int]]  # lane -> (memories, characters) the queued jobs add once curated
     ceilings: dict[int, float]  # lane -> the most strength a memory of it could have, the queue in
     indexed_ceilings: dict[int, float]  # the same over the lane's statistics as they are
+    totals: dict[int, tuple[int, int]]  # lane -> its live memories and their characters (see _prepare)
+    searches: list[VectorSearch] | None  # one kNN function per lane, once vectors exist
 
 
 def check_dimension(reader: StoreReader, embedder: Embedder) -> bool:
@@ -167,11 +169,15 @@ def _words_first(
     unindexed: bool,
     pending: bool,
     repeats_fold: bool,
-    superseded: bool = False,
+    superseded: bool,
+    embedder: Embedder | None,
 ) -> _WordsFirst:
-    """The word search and the rows of its hits; when vectors are searched, the memories
-    still waiting for one; for read-your-writes, the queued jobs with their word scores;
-    with `superseded`, the superseded memories (outside both indexes) like the waiting ones."""
+    """Everything the search reads before the query vector exists, in one reader call (it runs
+    while another thread embeds the query): what _prepare reads, the word search and the rows
+    of its hits; when vectors are searched, the memories still waiting for one; for
+    read-your-writes, the queued jobs with their word scores; with `superseded`, the
+    superseded memories (outside both indexes) like the waiting ones."""
+    totals, searches = _prepare(reader, lanes, embedder)
     ranks, exhausted = _lexical(reader, lanes, terms, k)
     waiting = [row for lane in lanes for row in reader.unembedded_in_lane(lane, MAX_UNINDEXED)] if unindexed else []
     waiting_strength = reader.text_strengths(lanes, terms, [row.pk for row in waiting]) if waiting and terms else {}
@@ -199,15 +205,16 @@ def _words_first(
         scored.added,
         scored.ceilings,
         indexed,
+        totals,
+        searches,
     )
 
 
 def _prepare(
     reader: StoreReader, lanes: Sequence[int], embedder: Embedder | None
 ) -> tuple[dict[int, tuple[int, int]], list[VectorSearch] | None]:
-    """One reader round trip before the search proper: each lane's live memories and their
-    characters (for the word score's length factor) and, once vectors exist, one kNN
-    function per lane."""
+    """What the search proper starts from: each lane's live memories and their characters (for
+    the word score's length factor) and, once vectors exist, one kNN function per lane."""
     totals = reader.lane_totals(lanes)
     indexed = embedder is not None and check_dimension(reader, embedder)
     return totals, [reader.vector_search(lane) for lane in lanes] if indexed else None
@@ -334,12 +341,23 @@ class _Scorer:
             score = dense if self.dense else lexical
         return score
 
-    def score(self, hit: Hit, lane: int, cosine: float | None, strength: float | None) -> _Scored:
-        lexical = self.lexical_score(strength, len(hit.text), lane, hit.pending) if self.lexical else 0.0
-        relevance = self(cosine, lexical)
+    def _signals(
+        self, length: int, lane: int, pending: bool, cosine: float | None, strength: float | None
+    ) -> tuple[float, bool, float | None]:
+        """(relevance, matched, the cosine a hit keeps) of a text of this length."""
+        lexical = self.lexical_score(strength, length, lane, pending) if self.lexical else 0.0
         matched = self.lexical and self.content_word and strength is not None
-        cosine = cosine if self.dense else None
+        return self(cosine, lexical), matched, cosine if self.dense else None
+
+    def score(self, hit: Hit, lane: int, cosine: float | None, strength: float | None) -> _Scored:
+        relevance, matched, cosine = self._signals(len(hit.text), lane, hit.pending, cosine, strength)
         return _Scored(self.recency(replace(hit, score=relevance, matched=matched, cosine=cosine)), relevance, matched)
+
+    def score_row(self, row: MemoryRow, cosine: float | None, strength: float | None) -> _Scored:
+        """score() of a memory, its hit made once: a recall scores a few hundred candidates, and
+        making each hit twice (dataclasses.replace) was a third of the scoring's time."""
+        relevance, matched, cosine = self._signals(len(row.body), row.lane, False, cosine, strength)
+        return _Scored(self.recency(_hit(row, relevance, matched, cosine)), relevance, matched)
 
     def rescored(self, scored: _Scored, relevance: float) -> _Scored:
         return _Scored(self.recency(replace(scored.hit, score=relevance)), relevance, scored.matched)
@@ -396,7 +414,7 @@ def _rank(hit: Hit) -> tuple[float, bool, float, str]:
     return (-hit.score, hit.pending, -hit.when, hit.id)
 
 
-def _hit(row: MemoryRow, score: float) -> Hit:
+def _hit(row: MemoryRow, score: float, matched: bool = False, cosine: float | None = None) -> Hit:
     return Hit(
         row.id,
         row.body,
@@ -408,6 +426,8 @@ def _hit(row: MemoryRow, score: float) -> Hit:
         key=row.norm_key,
         expires_at=row.expires_at,
         superseded_by=row.superseded_by,
+        matched=matched,
+        cosine=cosine,
     )
 
 
@@ -420,29 +440,38 @@ async def search(
     unindexed: UnindexedVectors | None = None,
 ) -> list[Hit]:
     """`pending`: jobs remembered before this recall are still queued, so score queued jobs
-    too. `unindexed`: where the vectors of facts outside the indexes are kept between recalls."""
+    too. `unindexed`: where the vectors of facts outside the indexes are kept between recalls.
+
+    Two reader calls when nothing is queued: one beside the query's embedding (_words_first),
+    one after it for the rest (_settle). Each hop from the event loop to the reader thread and
+    back waits for a core; at 2,000 memories six of them cost more than the search itself."""
     dense = params.mode in ("hybrid", "dense") and embedder is not None
     # Without a query vector, lexical is all there is, whatever the mode.
     terms = content_terms(params.query) if params.mode != "dense" or not dense else []
-    totals, searches = await store.read(_prepare, lanes, embedder if dense else None)
     # A generous first pool: a fact ranked low by one signal can still win on both.
     k = min(MAX_K, max(params.limit * 4, 100))
 
     # The word search needs no query vector: it runs on the reader while another thread
-    # embeds the query and scans the lanes' vectors (searches is None before any vector).
-    def embed_and_scan() -> tuple[np.ndarray | None, _Nearest | None]:
+    # embeds the query; the vector scan follows in _settle.
+    def embed() -> np.ndarray | None:
         assert embedder is not None  # only called when dense
         vector = embedder.embed_query(params.query)
-        if not readable(vector):  # a query the model cannot read: its words are all there is
-            return None, None
-        return vector, _nearest(lanes, searches, vector, k) if searches is not None else None
+        return vector if readable(vector) else None  # a query the model cannot read: its words are all there is
 
-    async def dense_side() -> tuple[np.ndarray | None, _Nearest | None]:
-        return await anyio.to_thread.run_sync(embed_and_scan) if dense else (None, None)
+    async def dense_side() -> np.ndarray | None:
+        return await anyio.to_thread.run_sync(embed) if dense else None
 
-    first, (query_vector, nearest) = await side_by_side(
+    first, query_vector = await side_by_side(
         lambda: store.read(
-            _words_first, lanes, terms, k, dense, pending, params.repeats_fold, params.include_superseded
+            _words_first,
+            lanes,
+            terms,
+            k,
+            dense,
+            pending,
+            params.repeats_fold,
+            params.include_superseded,
+            embedder if dense else None,
         ),
         dense_side,
     )
@@ -450,8 +479,8 @@ async def search(
         return await search(store, None, lanes, replace(params, mode="lexical"), pending, unindexed)
     scorer = _Scorer(
         params,
-        _LaneStatistics(first.indexed_ceilings, _average_lengths(totals, {})),
-        _LaneStatistics(first.ceilings, _average_lengths(totals, first.added)),
+        _LaneStatistics(first.indexed_ceilings, _average_lengths(first.totals, {})),
+        _LaneStatistics(first.ceilings, _average_lengths(first.totals, first.added)),
         dense=query_vector is not None,
         lexical=bool(terms),
         now=time.time(),
@@ -483,16 +512,34 @@ async def search(
     ]
     extra = [s for s in extra if scorer.in_window(s.hit.when) and scorer.keeps(s) and scorer.current(s.hit)]
     waiting = {row.pk: (row, cosine) for row, cosine in zip(first.waiting, waiting_cosines)}
+    return await store.read(_settle, lanes, scorer, query_vector, terms, first, extra, waiting, k)
 
+
+def _settle(
+    reader: StoreReader,
+    lanes: Sequence[int],
+    scorer: _Scorer,
+    query_vector: np.ndarray | None,
+    terms: list[str],
+    first: _WordsFirst,
+    extra: list[_Scored],
+    waiting: dict[int, tuple[MemoryRow, float | None]],
+    k: int,
+) -> list[Hit]:
+    """The search once the query vector is known, in one reader call: the lanes' nearest,
+    candidates with both signals, context, the time window, collapse and the copies; widened
+    (k x4) until the limit-th distinct fact cannot be outscored (see the module docstring).
+    Nothing here waits for anything but the reader's own connection (a backend's kNN may use
+    another connection of its own), so no step needs to go back to the event loop."""
+    params, searches = scorer.p, first.searches
     lexical: tuple[dict[int, float], bool] | None = first.lexical
     known: dict[int, MemoryRow] | None = first.known
+    nearest: _Nearest | None = None
     while True:
-        ranks, words_exhausted = lexical if lexical is not None else await store.read(_lexical, lanes, terms, k)
-        if nearest is None and searches is not None and query_vector is not None:  # a wider pool
-            nearest = await anyio.to_thread.run_sync(_nearest, lanes, searches, query_vector, k)
-        found = await store.read(
-            _candidates, lanes, query_vector if searches is not None else None, ranks, nearest, known
-        )
+        ranks, words_exhausted = lexical if lexical is not None else _lexical(reader, lanes, terms, k)
+        if searches is not None and query_vector is not None:
+            nearest = _nearest(lanes, searches, query_vector, k)
+        found = _candidates(reader, lanes, query_vector if searches is not None else None, ranks, nearest, known)
         exhausted = words_exhausted and (nearest is None or nearest.exhausted)
         weakest = None if words_exhausted or not ranks else min(ranks.values())
         bound = scorer.bound(lanes, nearest, weakest)
@@ -502,22 +549,20 @@ async def search(
             by_rowid[rowid] = _Candidate(
                 row, cosine, seen.strength if seen is not None else first.waiting_strength.get(rowid)
             )
-        scored = [
-            (c.row.pk, scorer.score(_hit(c.row, 0.0), c.row.lane, c.cosine, c.strength)) for c in by_rowid.values()
-        ]
+        scored = [(c.row.pk, scorer.score_row(c.row, c.cosine, c.strength)) for c in by_rowid.values()]
         if scorer.in_context:
             pool = {pk: (by_rowid[pk].row, s) for pk, s in scored}
-            scored = await store.read(_in_context, lanes, scorer, query_vector, terms, words_exhausted, pool)
+            scored = _in_context(reader, lanes, scorer, query_vector, terms, words_exhausted, pool)
         scored = [(pk, s) for pk, s in scored if scorer.keeps(s) and scorer.current(s.hit)]
-        hits = await _in_window(store, scorer, scored)
+        hits = _in_window(reader, scorer, scored)
         ranked = sorted([*hits, *(s.hit for s in extra)], key=_rank)
         groups = group_duplicates(ranked, scorer.now)
         full = len(groups) >= params.limit and list(groups.values())[params.limit - 1][0].score >= bound
         if full or bound < scorer.floor(not words_exhausted) or exhausted or k >= MAX_K:
             chosen = list(groups.items())[: params.limit]
-            stored, queued = await store.read(_stored_copies, lanes, chosen, params, scorer.now)
+            stored, queued = _stored_copies(reader, lanes, chosen, params, scorer.now)
             return [_named(survivor(key, group, {}, stored.get(key), queued), stored.get(key)) for key, group in chosen]
-        lexical = nearest = known = None  # a wider pool searches again
+        lexical = known = None  # a wider pool searches again
         k = min(MAX_K, k * 4)
 
 
@@ -552,8 +597,12 @@ def _in_context(
     by_lane: dict[int, list[int]] = {}
     for pk in sorted(rows, key=lambda pk: (-pool[pk].relevance, pk)):
         by_lane.setdefault(rows[pk].lane, []).append(pk)
-    # Per lane, so that what one lane's memories get never depends on another lane.
-    adjacent = reader.adjacent([pk for best in by_lane.values() for pk in best[:CONTEXT_POOL]])
+    # Per lane, so that what one lane's memories get never depends on another lane. A memory
+    # without occurred_at links to neither neighbour (_linked): its neighbours are not read
+    # (an agent's facts mostly have none, and reading them cost a fifth of such a search).
+    adjacent = reader.adjacent(
+        [pk for best in by_lane.values() for pk in best[:CONTEXT_POOL] if rows[pk].occurred_at is not None]
+    )
     before = {pk: pair[0] for pk, pair in adjacent.items() if pair[0] is not None}
     joining: dict[int, MemoryRow] = {}
     for best in by_lane.values():
@@ -625,7 +674,7 @@ def _score_rows(
         # One wide word search, not text_strengths: FTS5 scores every match for either, but a
         # MATCH restricted to some rowids took 20-30 ms here against a few for the whole lane.
         strengths = {pk: strength for pk, strength in reader.text_search(lanes, terms, MAX_K)[0] if pk in rows}
-    return {pk: scorer.score(_hit(row, 0.0), row.lane, cosines.get(pk), strengths.get(pk)) for pk, row in rows.items()}
+    return {pk: scorer.score_row(row, cosines.get(pk), strengths.get(pk)) for pk, row in rows.items()}
 
 
 def _named(hit: Hit, copies: KeyCopies | None) -> Hit:
@@ -657,7 +706,7 @@ def _stored_copies(
     return stored, reader.still_queued(pending)
 
 
-async def _in_window(store: Store, scorer: _Scorer, scored: list[tuple[int, _Scored]]) -> list[Hit]:
+def _in_window(reader: StoreReader, scorer: _Scorer, scored: list[tuple[int, _Scored]]) -> list[Hit]:
     """The memories (pk, scored) inside since/until: by their own date, or by a repeat recorded
     on them with a date inside it (then shown, and weighed by prefer_recent, with the latest such
     date). Another memory with the same text is no evidence: in the window, it is a hit itself,
@@ -668,8 +717,7 @@ async def _in_window(store: Store, scorer: _Scorer, scored: list[tuple[int, _Sco
     outside = [(pk, s) for pk, s in scored if not scorer.in_window(s.hit.when)]
     if not outside:
         return inside
-    since, until = scorer.p.since, scorer.p.until
-    latest = await store.read(lambda reader: reader.repeats_in_window([pk for pk, _ in outside], since, until))
+    latest = reader.repeats_in_window([pk for pk, _ in outside], scorer.p.since, scorer.p.until)
     for pk, s in outside:
         if pk in latest:
             inside.append(scorer.recency(replace(s.hit, score=s.relevance, occurred_at=latest[pk])))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+import threading
 from collections.abc import Sequence
 
 from ...normalize import norm_key
@@ -105,6 +106,22 @@ class _Scratch:
         return counts
 
 
+_terms_scratch = threading.local()
+
+
+def _phrases(terms: Sequence[str]) -> list[list[str]]:
+    """Each term's tokens as the index's tokenizer makes them. Every recall asks this (for the
+    lane's ceiling, with nothing queued too), so each thread keeps one scratch table for it:
+    making one took a quarter of a millisecond, a quarter of what the rest of this costs. It
+    only ever holds a query's terms (queued texts get a scratch of their own, freed after)."""
+    scratch: _Scratch | None = getattr(_terms_scratch, "scratch", None)
+    if scratch is None:
+        scratch = _terms_scratch.scratch = _Scratch()
+    scratch.load(list(terms))
+    phrase_of = scratch.tokens()
+    return [phrase_of.get(i + 1, []) for i in range(len(terms))]
+
+
 def _documents_with(
     conn: sqlite3.Connection, table: str, terms: Sequence[str], phrases: Sequence[list[str]]
 ) -> list[int]:
@@ -167,16 +184,17 @@ def score_queued(
     if not tables:
         return Scored([None] * len(texts), keys, grows, {})
 
-    scratch = _Scratch()
-    try:
-        scratch.load(list(terms))
-        phrase_of = scratch.tokens()
-        phrases = [phrase_of.get(i + 1, []) for i in range(len(terms))]
-        scratch.load([item.text for item in texts])
-        sizes = scratch.sizes()
-        freqs = [scratch.frequencies(phrase) if phrase else {} for phrase in phrases]
-    finally:
-        scratch.close()
+    phrases = _phrases(terms)
+    sizes: dict[int, int] = {}
+    freqs: list[dict[int, int]] = [{} for _ in phrases]
+    if texts:
+        scratch = _Scratch()
+        try:
+            scratch.load([item.text for item in texts])
+            sizes = scratch.sizes()
+            freqs = [scratch.frequencies(phrase) if phrase else {} for phrase in phrases]
+        finally:
+            scratch.close()
 
     out: list[float | None] = [None] * len(texts)
     ceilings: dict[int, float] = {}
