@@ -18,7 +18,6 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, replace
@@ -31,6 +30,7 @@ from memwal_mcp.config import load_settings
 from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.service import MemoryService
 from memwal_mcp.store.sqlite.connection import connect
+from tests.databases import copy_closed_sqlite
 from tests.scripted_llm import Reply, ScriptedLLM
 
 pytestmark = pytest.mark.slow
@@ -175,12 +175,8 @@ def made_alice(tmp_path_factory: pytest.TempPathFactory) -> Alice:
 
 @pytest.fixture
 def alice(made_alice: Alice, tmp_path: Path) -> Alice:
-    """A copy of alice's store of this test's own: the database and its WAL, copied while no
-    process has them open (SQLite rebuilds the WAL index on the first open)."""
-    for name in (made_alice.db.name, f"{made_alice.db.name}-wal"):
-        if (made_alice.db.parent / name).exists():
-            shutil.copyfile(made_alice.db.parent / name, tmp_path / name)
-    return replace(made_alice, db=tmp_path / made_alice.db.name)
+    """A copy of alice's store of this test's own."""
+    return replace(made_alice, db=copy_closed_sqlite(made_alice.db, tmp_path))
 
 
 def bob_records(
