@@ -8,6 +8,7 @@ and columns alike (migrations/sqlite, migrations/postgres), so one query checks 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,16 @@ import psycopg
 
 from memwal_mcp.store.postgres.connection import redacted
 from memwal_mcp.store.sqlite.connection import connect
+
+
+def copy_closed_sqlite(db: Path, folder: Path) -> Path:
+    """A copy of a SQLite database no process has open, in `folder`: the file and its WAL (SQLite
+    rebuilds the WAL index on the first open). A module's tests each take a copy of one store
+    the CLI made once, instead of each making it again a process at a time."""
+    for name in (db.name, f"{db.name}-wal"):
+        if (db.parent / name).exists():
+            shutil.copyfile(db.parent / name, folder / name)
+    return folder / db.name
 
 
 class Database:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from memwal_mcp.store.sqlite.connection import connect
+from tests.databases import copy_closed_sqlite
 
 pytestmark = pytest.mark.slow
 
@@ -50,11 +51,24 @@ def refused(done: subprocess.CompletedProcess[str], *fragments: str, lines: int 
     return message
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    path = tmp_path / "memwal.db"
-    ok(cli("remember", "The garage door code is 4417", db=path))
+@pytest.fixture(scope="module")
+def made_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store holding one memory, made once through the CLI for the module's tests."""
+    folder = tmp_path_factory.mktemp("made")
+    path = folder / "memwal.db"
+    with pytest.MonkeyPatch.context() as env:  # module scope: isolate like conftest does per test
+        for name in [n for n in os.environ if n.startswith("MEMWAL_")]:
+            env.delenv(name)
+        env.setenv("XDG_CONFIG_HOME", str(folder / "xdg-config"))
+        env.setenv("XDG_DATA_HOME", str(folder / "xdg-data"))
+        ok(cli("remember", "The garage door code is 4417", db=path))
     return path
+
+
+@pytest.fixture
+def db(made_db: Path, tmp_path: Path) -> Path:
+    """A copy of that store of this test's own."""
+    return copy_closed_sqlite(made_db, tmp_path)
 
 
 # --- export and backup destinations ------------------------------------------------------

@@ -20,7 +20,7 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from memwal_mcp.config import load_settings
 from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.service import MemoryService
 from memwal_mcp.store.sqlite.connection import connect
+from tests.databases import copy_closed_sqlite
 from tests.scripted_llm import Reply, ScriptedLLM
 
 pytestmark = pytest.mark.slow
@@ -152,15 +153,30 @@ class Alice:
     memory: str  # alice's live memory
     job: str  # the job that made it
     forgotten: str  # a memory alice forgot
+    history: str  # `history --json` of her live memory, as the CLI printed it once she was made
+
+
+@pytest.fixture(scope="module")
+def made_alice(tmp_path_factory: pytest.TempPathFactory) -> Alice:
+    """Alice's store, made once through the CLI (four processes) for the module's tests."""
+    folder = tmp_path_factory.mktemp("alice")
+    db = folder / "team.db"
+    with pytest.MonkeyPatch.context() as env:  # module scope: isolate like conftest does per test
+        for name in [n for n in os.environ if n.startswith("MEMWAL_")]:
+            env.delenv(name)
+        env.setenv("XDG_CONFIG_HOME", str(folder / "xdg-config"))
+        env.setenv("XDG_DATA_HOME", str(folder / "xdg-data"))
+        made = json.loads(ok(cli("remember", "Alice's desk is by the window", "--json", db=db, owner="alice")).stdout)
+        gone = json.loads(ok(cli("remember", "Alice's old locker code is 1999", "--json", db=db, owner="alice")).stdout)
+        ok(cli("forget", gone["memory_id"], db=db, owner="alice"))
+        history = ok(cli("history", made["memory_id"], "--json", db=db, owner="alice")).stdout
+    return Alice(db, made["memory_id"], made["job_id"], gone["memory_id"], history)
 
 
 @pytest.fixture
-def alice(tmp_path: Path) -> Alice:
-    db = tmp_path / "team.db"
-    made = json.loads(ok(cli("remember", "Alice's desk is by the window", "--json", db=db, owner="alice")).stdout)
-    gone = json.loads(ok(cli("remember", "Alice's old locker code is 1999", "--json", db=db, owner="alice")).stdout)
-    ok(cli("forget", gone["memory_id"], db=db, owner="alice"))
-    return Alice(db, made["memory_id"], made["job_id"], gone["memory_id"])
+def alice(made_alice: Alice, tmp_path: Path) -> Alice:
+    """A copy of alice's store of this test's own."""
+    return replace(made_alice, db=copy_closed_sqlite(made_alice.db, tmp_path))
 
 
 def bob_records(
@@ -270,12 +286,11 @@ def test_an_import_naming_another_owners_record_is_refused_whole(
     wrong = json.loads(re.sub(r"ALICE(_FORGOTTEN|_JOB)?", lambda m: ids[m.group(0)], json.dumps(wrong)))
     path = write_jsonl(tmp_path / "bob.jsonl", bob_records(**wrong))
     named = next(v for v in ids.values() if v in path.read_text(encoding="utf-8"))
-    history = ok(cli("history", alice.memory, "--json", db=alice.db, owner="alice")).stdout
     before = dump(alice.db)
 
     refused(cli("import", str(path), db=alice.db, owner="bob"), f"{path}, line {line}:", names, named)
     assert dump(alice.db) == before  # nothing stored, not even the records before the refused one
-    assert ok(cli("history", alice.memory, "--json", db=alice.db, owner="alice")).stdout == history
+    assert ok(cli("history", alice.memory, "--json", db=alice.db, owner="alice")).stdout == alice.history
 
 
 def test_bobs_own_import_is_accepted_and_stays_out_of_alices_history_and_forget(alice: Alice, tmp_path: Path):
@@ -467,11 +482,13 @@ async def test_a_round_trip_of_every_kind_of_record_passes_check_with_the_same_h
     check_passes(target)
     # Through the CLI for the memories whose history is the point: forgotten, retired, revised, restored.
     interesting = [*everything.forgotten, *[m for m in everything.ids["local"] if m not in everything.forgotten][-6:]]
+    shown = {}
     for memory in interesting:
         source = ok(cli("history", memory, "--json", db=everything.db)).stdout
-        assert ok(cli("history", memory, "--json", db=target)).stdout == source
+        shown[memory] = ok(cli("history", memory, "--json", db=target)).stdout
+        assert shown[memory] == source
     for memory in everything.forgotten:
-        assert json.loads(ok(cli("history", memory, "--json", db=target)).stdout)["status"] == "forgotten"
+        assert json.loads(shown[memory])["status"] == "forgotten"
     # And every memory of both owners, through the service.
     assert await histories(target, everything.ids, embedder) == await histories(everything.db, everything.ids, embedder)
     assert not contains(tmp_path, "target.db", b"Zyxwvut")

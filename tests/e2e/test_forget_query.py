@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.e2e.conftest import MEMWAL, base_env, mcp_stdio_session, tool_text
+from tests.e2e.conftest import MEMWAL, base_env, call_ok, mcp_stdio_session, tool_text
 
 pytestmark = pytest.mark.slow
 
@@ -39,6 +39,15 @@ class Cli:
     def __init__(self, tmp_path: Path, **extra: str) -> None:
         self.db = tmp_path / "data" / "memwal.db"
         self.env = base_env(tmp_path, self.db, **extra)
+        self.stderr = tmp_path / "stderr.log"
+
+    async def remember_all(self, *facts: dict[str, Any]) -> list[dict[str, Any]]:
+        """Each fact (memwal_remember's arguments) remembered and curated, in order, by one stdio
+        server, gone before the test goes on: a CLI process per fact would spend a second each
+        loading the package and the model for what is only the test's setup."""
+        with anyio.fail_after(120):
+            async with mcp_stdio_session(self.env, self.stderr) as (session, _):
+                return [await call_ok(session, "memwal_remember", wait_ms=20000, **fact) for fact in facts]
 
     async def run(self, *args: str, **extra: str) -> str:
         done = await anyio.run_process([str(MEMWAL), *args], env={**self.env, **extra}, check=False)
@@ -54,8 +63,7 @@ class Cli:
 
 async def test_forget_query_about_something_never_stored_erases_nothing(tmp_path: Path):
     cli = Cli(tmp_path)
-    for fact in FACTS:
-        await cli.run("remember", fact)
+    await cli.remember_all(*({"text": fact} for fact in FACTS))
     for query in ("quantum physics", "chocolate cake recipe", "weather forecast"):
         # Recall may still back-fill weakly related facts; forget must not erase them.
         assert await cli.run("forget", "--query", query, "--dry-run") == "nothing matches.\n"
@@ -72,9 +80,7 @@ async def test_forget_query_about_something_never_stored_erases_nothing(tmp_path
 async def test_forget_query_with_curation_off_erases_every_copy(tmp_path: Path):
     cli = Cli(tmp_path, MEMWAL_CURATION__ENABLED="false")
     fact = "The garage door code is 4417"
-    for _ in range(3):
-        await cli.run("remember", fact)
-    await cli.run("remember", "The garden hose is in the shed")
+    await cli.remember_all({"text": fact}, {"text": fact}, {"text": fact}, {"text": "The garden hose is in the shed"})
     planned = await cli.json("forget", "--query", "garage door code", "--limit", "1", "--dry-run")
     assert [item["text"] for item in planned["would_forget"]] == [fact] * 3
     assert len({item["id"] for item in planned["would_forget"]}) == 3
@@ -87,10 +93,24 @@ async def test_forget_query_with_curation_off_erases_every_copy(tmp_path: Path):
 async def test_forget_query_erases_superseded_and_expired_copies_and_says_which_they_are(tmp_path: Path):
     """They left recall, but still hold the text: erasing "everything about X" erases them too."""
     cli = Cli(tmp_path)
-    old = await cli.json("remember", "The Zyxwvut lab door code is 4417")
-    new = await cli.json("remember", "The Zyxwvut lab door code is 5521", "--supersedes", old["memory_id"])
-    spare = await cli.json("remember", "The Zyxwvut lab spare door code was 9090", "--expires", "2020-01-31")
-    await cli.run("remember", "The garden hose is in the shed")
+    with anyio.fail_after(120):
+        async with mcp_stdio_session(cli.env, cli.stderr) as (session, _):
+            old = await call_ok(session, "memwal_remember", text="The Zyxwvut lab door code is 4417", wait_ms=20000)
+            new = await call_ok(
+                session,
+                "memwal_remember",
+                text="The Zyxwvut lab door code is 5521",
+                supersedes=[old["memory_id"]],
+                wait_ms=20000,
+            )
+            spare = await call_ok(
+                session,
+                "memwal_remember",
+                text="The Zyxwvut lab spare door code was 9090",
+                expires_at="2020-01-31",
+                wait_ms=20000,
+            )
+            await call_ok(session, "memwal_remember", text="The garden hose is in the shed", wait_ms=20000)
     assert any(b"zyxwvut" in f.read_bytes().lower() for f in cli.db.parent.iterdir()), "the check must see it first"
 
     planned = await cli.run("forget", "--query", "Zyxwvut lab door code", "--dry-run")

@@ -30,6 +30,12 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(MEMWAL), *args], env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
+async def _acli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI from the shell while a client's server keeps running (its session stays open, and
+    must then answer from what the CLI changed): one server per test, not one per step."""
+    return await anyio.to_thread.run_sync(lambda: _cli(env, *args))
+
+
 async def _chain(session: Any, **middle: Any) -> tuple[str, str, str]:
     a = await call_ok(session, "memwal_remember", text=OPENVPN, wait_ms=20000)
     b = await call_ok(session, "memwal_remember", text=IPSEC, supersedes=[a["memory_id"]], wait_ms=20000, **middle)
@@ -49,30 +55,26 @@ async def _one_current_fact(session: Any, a: str, c: str) -> None:
 
 async def test_forgetting_the_middle_of_a_chain_leaves_one_current_fact(server_env, tmp_path):
     env = server_env()
-    with anyio.fail_after(180):
+    with anyio.fail_after(300):
         async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
             a, b, c = await _chain(session)
             forgot = await call_ok(session, "memwal_forget", memory_id=b)
             assert forgot["live_again"] == []
             await _one_current_fact(session, a, c)
-    # Undo of C now brings back what it replaces: A.
-    undone = _cli(env, "undo", c)
-    assert undone.returncode == 0 and a in undone.stdout, undone.stderr
-    with anyio.fail_after(120):
-        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            # Undo of C now brings back what it replaces: A.
+            undone = await _acli(env, "undo", c)
+            assert undone.returncode == 0 and a in undone.stdout, undone.stderr
             found = await call_ok(session, "memwal_recall", query="office VPN", limit=10)
             assert sorted(hit["id"] for hit in found["hits"]) == sorted([a, c])
 
 
 async def test_purging_an_expired_middle_of_a_chain_leaves_one_current_fact(server_env, tmp_path):
     env = server_env()
-    with anyio.fail_after(180):
+    with anyio.fail_after(300):
         async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
             a, b, c = await _chain(session, expires_at="2020-01-31")
-    purged = _cli(env, "purge", "--expired")
-    assert purged.returncode == 0 and b in purged.stdout, purged.stderr
-    with anyio.fail_after(120):
-        async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+            purged = await _acli(env, "purge", "--expired")
+            assert purged.returncode == 0 and b in purged.stdout, purged.stderr
             assert (await call_ok(session, "memwal_history", memory_id=b))["status"] == "forgotten"
             await _one_current_fact(session, a, c)
 
@@ -103,7 +105,7 @@ async def test_undoing_a_merge_into_an_expired_fact_leaves_it_expired(server_env
 
     with ScriptedLLM(script) as llm:
         env = server_env(MEMWAL_LLM__BASE_URL=llm.base_url, MEMWAL_LLM__MODEL="scripted", MEMWAL_LLM__TIMEOUT_S="5")
-        with anyio.fail_after(240):
+        with anyio.fail_after(360):
             async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
                 old = await call_ok(session, "memwal_remember", text=BASE, expires_at="2020-01-31", wait_ms=20000)
                 merged = await call_ok(session, "memwal_remember", text=CORRECTION, wait_ms=20000)
@@ -111,10 +113,8 @@ async def test_undoing_a_merge_into_an_expired_fact_leaves_it_expired(server_env
                 # Said again without an end, the merged fact is current.
                 found = await call_ok(session, "memwal_recall", query="staging API timeout", limit=10)
                 assert [(hit["id"], hit["expired"]) for hit in found["hits"]] == [(old["memory_id"], False)]
-        undone = _cli(env, "undo", old["memory_id"])
-        assert undone.returncode == 0, undone.stderr
-        with anyio.fail_after(120):
-            async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+                undone = await _acli(env, "undo", old["memory_id"])
+                assert undone.returncode == 0, undone.stderr
                 history = await call_ok(session, "memwal_history", memory_id=old["memory_id"])
                 assert history["body"] == BASE
                 found = await call_ok(session, "memwal_recall", query="staging API timeout", limit=10)
@@ -142,28 +142,24 @@ async def test_a_redo_of_a_merge_says_what_it_folds_in_and_refuses_a_corrected_f
 
     with ScriptedLLM(script) as llm:
         env = server_env(MEMWAL_LLM__BASE_URL=llm.base_url, MEMWAL_LLM__MODEL="scripted", MEMWAL_LLM__TIMEOUT_S="5")
-        with anyio.fail_after(240):
+        with anyio.fail_after(480):
             async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
                 m = (await call_ok(session, "memwal_remember", text=FLIGHT, wait_ms=20000))["memory_id"]
                 merged = await call_ok(session, "memwal_remember", text=GATE, wait_ms=20000)
                 assert (merged["decision"], merged["memory_id"]) == ("updated", m), merged
-        undone = json.loads(_cli(env, "undo", m, "--json").stdout)
-        (x,) = undone["restored"]
-        redo = _cli(env, "undo", m)
-        assert redo.returncode == 0, redo.stderr
-        assert redo.stdout == f"{m} is back to: {GATE}\nfolded in again (out of recall, merged into {m}): {x}\n"
-        assert json.loads(_cli(env, "undo", m, "--json").stdout)["restored"] == [x]
-        with anyio.fail_after(120):
-            async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+                undone = json.loads((await _acli(env, "undo", m, "--json")).stdout)
+                (x,) = undone["restored"]
+                redo = await _acli(env, "undo", m)
+                assert redo.returncode == 0, redo.stderr
+                assert redo.stdout == f"{m} is back to: {GATE}\nfolded in again (out of recall, merged into {m}): {x}\n"
+                assert json.loads((await _acli(env, "undo", m, "--json")).stdout)["restored"] == [x]
                 y = await call_ok(session, "memwal_remember", text=CORRECTED, supersedes=[x], wait_ms=20000)
-        refused = _cli(env, "undo", m)
-        assert (refused.returncode, refused.stdout) == (2, "")
-        assert refused.stderr == (
-            f"memwal-mcp: error: nothing to undo for {m}: its last change brought back {x}, and since then"
-            f" {x} was superseded by {y['memory_id']}; nothing was changed\n"
-        )
-        with anyio.fail_after(120):
-            async with mcp_stdio_session(env, tmp_path / "stderr.log") as (session, _):
+                refused = await _acli(env, "undo", m)
+                assert (refused.returncode, refused.stdout) == (2, "")
+                assert refused.stderr == (
+                    f"memwal-mcp: error: nothing to undo for {m}: its last change brought back {x}, and since then"
+                    f" {x} was superseded by {y['memory_id']}; nothing was changed\n"
+                )
                 found = await call_ok(session, "memwal_recall", query="Kai flight", limit=10)
                 assert sorted((hit["id"], hit["text"]) for hit in found["hits"]) == sorted(
                     [(m, FLIGHT), (y["memory_id"], CORRECTED)]

@@ -71,13 +71,27 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 
 # How many memories make a lane "large" for each backend: past the point where it may search
-# a lane another way than an exact scan (SQLite: the 65,536-row block of its in-memory matrix;
-# PostgreSQL: exact scans only so far -- raise this past the HNSW threshold once there is one).
-LARGE_LANE = {"sqlite": 70_000, "postgres": 5_000}
+# a lane another way than an exact scan. SQLite: past its matrix's thresholds as `large_lane`
+# lowers them (SMALL_MATRIX); PostgreSQL: exact scans below [storage] hnsw_min_rows (20,000).
+LARGE_LANE = {"sqlite": 4_200, "postgres": 5_000}
+# SQLite's matrix (store/sqlite/matrix*.py) changes how it holds and scans a lane at sizes that
+# cost a minute to fill (a new 65,536-row block; rotated rows, heads and a sidecar file at
+# 65,536). Lowered here, a 4,260-row lane crosses five blocks, nine pieces of the pruned scan and
+# two load batches, and is rotated with heads and a sidecar file: the same code, a fifteenth of
+# the rows. tests/test_matrix_blocks.py lowers the same constants to test the matrix alone.
+SMALL_MATRIX = {
+    "memwal_mcp.store.sqlite.matrix.BLOCK_ROWS": 1024,
+    "memwal_mcp.store.sqlite.matrix._PRUNE_ROWS": 512,
+    "memwal_mcp.store.sqlite.matrix_sync.ROTATE_ROWS": 4096,
+    "memwal_mcp.store.sqlite.matrix_sync.HEADS_ROWS": 4096,
+}
 
 
 @pytest.fixture
-def large_lane(backend: str) -> int:
+def large_lane(backend: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    if backend == "sqlite":
+        for name, value in SMALL_MATRIX.items():
+            monkeypatch.setattr(name, value)
     return LARGE_LANE[backend]
 
 
