@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,16 +11,13 @@ import pytest
 from memwal_mcp.config import EmbeddingSettings, Settings, load_settings
 from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.service import MemoryService
+from tests.environment import isolate
 
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No test reads the developer's config or data dir, or inherits MEMWAL_* settings."""
-    for name in list(os.environ):
-        if name.startswith("MEMWAL_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    isolate(monkeypatch, tmp_path)
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ import pytest
 
 from memwal_mcp.store.sqlite.connection import connect
 from tests.databases import copy_closed_sqlite
+from tests.environment import isolated
 
 pytestmark = pytest.mark.slow
 
@@ -56,11 +57,7 @@ def made_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store holding one memory, made once through the CLI for the module's tests."""
     folder = tmp_path_factory.mktemp("made")
     path = folder / "memwal.db"
-    with pytest.MonkeyPatch.context() as env:  # module scope: isolate like conftest does per test
-        for name in [n for n in os.environ if n.startswith("MEMWAL_")]:
-            env.delenv(name)
-        env.setenv("XDG_CONFIG_HOME", str(folder / "xdg-config"))
-        env.setenv("XDG_DATA_HOME", str(folder / "xdg-data"))
+    with isolated(folder):  # module scope: isolated as conftest isolates each test
         ok(cli("remember", "The garage door code is 4417", db=path))
     return path
 

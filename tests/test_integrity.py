@@ -28,6 +28,7 @@ from memwal_mcp.store.sqlite import fts
 from memwal_mcp.store.sqlite.backup import backup_database
 from memwal_mcp.store.sqlite.connection import connect
 from memwal_mcp.store.sqlite.integrity import find_problems
+from tests.environment import isolated
 from tests.scripted_llm import Reply, ScriptedLLM
 
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"
@@ -59,10 +60,7 @@ async def _remember(svc: MemoryService, owner: str, text: str, namespace: str = 
 async def pristine(tmp_path_factory: pytest.TempPathFactory, embedder: FastEmbedEmbedder) -> AsyncIterator[Path]:
     """A closed store after a realistic mix of remembers, duplicates, owners, namespaces, merges and forgets."""
     folder = tmp_path_factory.mktemp("pristine")
-    with pytest.MonkeyPatch.context() as env, ScriptedLLM(_answer) as llm:
-        for name in [n for n in os.environ if n.startswith("MEMWAL_")]:
-            env.delenv(name)
-        env.setenv("XDG_CONFIG_HOME", str(folder / "xdg-config"))
+    with isolated(folder), ScriptedLLM(_answer) as llm:
         settings = load_settings(db_path=folder / "memwal.db", llm={"base_url": llm.base_url, "model": "scripted"})
         svc = MemoryService(settings, embedder=embedder)
         async with svc.running():

@@ -35,6 +35,7 @@ from memwal_mcp.transfer import (
 from memwal_mcp.transfer.foreign_import import text_items
 from memwal_mcp.transfer.format import VERSION, detect_kind
 from memwal_mcp.transfer.native_import import import_native
+from tests.environment import isolated
 from tests.scripted_llm import Reply, ScriptedLLM
 
 MEMWAL = Path(sys.executable).parent / "memwal-mcp"
@@ -136,10 +137,7 @@ async def source(tmp_path_factory: pytest.TempPathFactory, embedder: FastEmbedEm
     UPDATE (a revision), a CONSOLIDATE (a retired memory) and a forgotten memory."""
     folder = tmp_path_factory.mktemp("source")
     db = folder / "source.db"
-    with pytest.MonkeyPatch.context() as env:  # module scope: isolate like conftest does per test
-        for name in [n for n in os.environ if n.startswith("MEMWAL_")]:
-            env.delenv(name)
-        env.setenv("XDG_CONFIG_HOME", str(folder / "xdg-config"))
+    with isolated(folder):  # module scope: isolated as conftest isolates each test
         with ScriptedLLM(_script) as llm:
             llm_settings = {"base_url": llm.base_url, "model": "scripted", "timeout_s": 5}
             async with opened(db, embedder, llm=llm_settings, curation={"nominator_threshold": 0.5}) as svc:

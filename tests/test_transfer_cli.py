@@ -31,6 +31,7 @@ from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.service import MemoryService
 from memwal_mcp.store.sqlite.connection import connect
 from tests.databases import copy_closed_sqlite
+from tests.environment import isolated
 from tests.scripted_llm import Reply, ScriptedLLM
 
 pytestmark = pytest.mark.slow
@@ -161,11 +162,7 @@ def made_alice(tmp_path_factory: pytest.TempPathFactory) -> Alice:
     """Alice's store, made once through the CLI (four processes) for the module's tests."""
     folder = tmp_path_factory.mktemp("alice")
     db = folder / "team.db"
-    with pytest.MonkeyPatch.context() as env:  # module scope: isolate like conftest does per test
-        for name in [n for n in os.environ if n.startswith("MEMWAL_")]:
-            env.delenv(name)
-        env.setenv("XDG_CONFIG_HOME", str(folder / "xdg-config"))
-        env.setenv("XDG_DATA_HOME", str(folder / "xdg-data"))
+    with isolated(folder):  # module scope: isolated as conftest isolates each test
         made = json.loads(ok(cli("remember", "Alice's desk is by the window", "--json", db=db, owner="alice")).stdout)
         gone = json.loads(ok(cli("remember", "Alice's old locker code is 1999", "--json", db=db, owner="alice")).stdout)
         ok(cli("forget", gone["memory_id"], db=db, owner="alice"))
@@ -405,10 +402,7 @@ async def everything(tmp_path_factory: pytest.TempPathFactory, embedder: FastEmb
     and a second owner."""
     folder = tmp_path_factory.mktemp("everything")
     db = folder / "source.db"
-    with pytest.MonkeyPatch.context() as env:  # module scope: isolate like conftest does per test
-        for name in [n for n in os.environ if n.startswith("MEMWAL_")]:
-            env.delenv(name)
-        env.setenv("XDG_CONFIG_HOME", str(folder / "xdg-config"))
+    with isolated(folder):  # module scope: isolated as conftest isolates each test
         with ScriptedLLM(_script) as llm:
             settings = load_settings(
                 db_path=db,
