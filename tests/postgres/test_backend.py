@@ -4,9 +4,11 @@ that `check` holds its counts to the rows."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import anyio
@@ -106,6 +108,34 @@ async def test_a_forget_leaves_no_row_and_no_word_behind(pg_store: PostgresStore
         assert conn.execute(
             "SELECT docs FROM lane_terms WHERE lane_id = %s AND lexeme = 'cabinet'", (lane,)
         ).fetchone() == (1,)
+
+
+async def test_a_forget_waits_out_a_transaction_that_ends_within_its_bound(
+    pg_store: PostgresStore, pg_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A snapshot held for a moment (another replica's query) must not make an ordinary forget
+    answer "not yet from every file": it waits, as the SQLite backend waits for its readers; a
+    snapshot held past the bound is named in the log (pid, application)."""
+    secret = await pg_store.write(remember, "alice", "default", SECRET)
+    with psycopg.connect(pg_url, application_name="brief-reader") as reader:
+        reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        reader.execute("SELECT count(*) FROM memories").fetchone()
+        timer = threading.Timer(0.3, reader.rollback)
+        timer.start()
+        try:
+            done = await pg_store.write(lambda w: w.forget_memory("alice", secret.id))
+        finally:
+            timer.join()
+    assert done.wal_cleared
+    other = await pg_store.write(remember, "alice", "default", "The spare key is under the blue flowerpot")
+    with psycopg.connect(pg_url, application_name="long-reader") as reader:
+        reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        reader.execute("SELECT count(*) FROM memories").fetchone()
+        with caplog.at_level(logging.WARNING):
+            kept = await pg_store.write(lambda w: w.forget_memory("alice", other.id))
+        reader.rollback()
+    assert not kept.wal_cleared
+    assert "long-reader, idle in transaction" in caplog.text
 
 
 async def test_an_older_snapshot_defers_the_erasure_until_it_ends(pg_store: PostgresStore, pg_url: str) -> None:

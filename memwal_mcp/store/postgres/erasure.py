@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 
 import psycopg
 from psycopg import Connection
@@ -27,6 +28,12 @@ log = logging.getLogger(__name__)
 # Tables whose rows hold a memory's text or words.
 TABLES = ("memories", "memory_revisions", "remember_jobs", "lane_terms")
 _KEPT = re.compile(r"(\d+) are dead but not yet removable")
+# A forget waits this long for transactions that began before it (a recall's query, a worker's
+# claim on another replica) to end, as the SQLite backend waits for its readers: a snapshot held
+# for a few milliseconds must not turn an ordinary forget into "not yet from every file".
+FORGET_WAIT_MS = 2000
+FORGET_AGAIN_WAIT_MS = 200  # forgetting again: nothing was erased now, an earlier forget waited
+_FIRST_PAUSE_S = 0.02
 
 
 def vacuum(conn: Connection) -> bool:
@@ -48,3 +55,34 @@ def vacuum(conn: Connection) -> bool:
     if not kept:
         log.warning("VACUUM VERBOSE reported no tuple counts; assuming forgotten rows are gone")
     return not any(kept)
+
+
+def vacuum_waiting(conn: Connection, wait_ms: int) -> bool:
+    """`vacuum`, again with growing pauses while a transaction that began before the forget
+    keeps the old row versions, for up to `wait_ms`; names those transactions when it gives up."""
+    deadline = time.monotonic() + wait_ms / 1000
+    pause = _FIRST_PAUSE_S
+    while not vacuum(conn):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            log.warning("old row versions of forgotten text are kept by: %s", "; ".join(holders(conn)) or "unknown")
+            return False
+        time.sleep(min(pause, left))
+        pause *= 2
+    return True
+
+
+def holders(conn: Connection) -> list[str]:
+    """The other sessions of this database holding a snapshot or a transaction id, oldest first:
+    what keeps VACUUM from removing what a forget left (pid, application, state, since when)."""
+    rows = conn.execute(
+        "SELECT pid, application_name, state, xact_start FROM pg_stat_activity"
+        " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        " AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL) ORDER BY xact_start NULLS LAST"
+    ).fetchall()
+    return [
+        f"pid {pid} ({app or 'no application name'}, {state or 'no state'}"
+        + (f", transaction since {start:%H:%M:%S}" if start is not None else "")
+        + ")"
+        for pid, app, state, start in rows
+    ]

@@ -435,7 +435,8 @@ class PostgresWriter(PostgresReader):
         done = forget_and_undo.forget(self, lifecycle.PostgresLifecycle(self.conn), owner, memory_id, retired_too)
         # Also when it was forgotten before: forgetting again is what the warning tells a user to
         # do once the old transaction has ended, so its answer must say whether VACUUM could.
-        return replace(done, wal_cleared=erasure.vacuum(self.conn))
+        wait = erasure.FORGET_AGAIN_WAIT_MS if done.already else erasure.FORGET_WAIT_MS
+        return replace(done, wal_cleared=erasure.vacuum_waiting(self.conn, wait))
 
     def undo_last_change(self, owner: str, memory_id: str) -> Undone:
         return forget_and_undo.undo_last_change(self, lifecycle.PostgresLifecycle(self.conn), owner, memory_id)
