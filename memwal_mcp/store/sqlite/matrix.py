@@ -50,6 +50,7 @@ SCAN_THREADS = min(4, os.cpu_count() or 1)
 # the RESCORE_ROWS rows whose first HEAD_DIMS coordinates score best, each then scored exactly.
 HEAD_DIMS = 64
 RESCORE_ROWS = 1024
+HEAD_LEVELS = 127  # heads are int8 codes times a per-row scale (see quantize_heads)
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -62,6 +63,31 @@ def _scan_pool() -> ThreadPoolExecutor | None:
         if _pool is None:
             _pool = ThreadPoolExecutor(SCAN_THREADS, thread_name_prefix="memwal-scan")
         return _pool
+
+
+def quantize_heads(heads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's heads as int8 codes (-127..127) and the row's scale (its largest |coordinate|
+    / 127): a quarter of the bytes, so a restart reads 64 MB at 1M instead of 256 MB. Per row,
+    not per column: a row needs nothing but its own numbers, so a row added later, the file
+    and a check of one row against its float row all quantize alike."""
+    heads = np.asarray(heads, dtype=np.float32)
+    scales = (np.abs(heads).max(axis=1) / np.float32(HEAD_LEVELS)).astype(np.float32)
+    divide = np.where(scales > 0, scales, np.float32(1))
+    codes = np.clip(np.rint(heads / divide[:, None]), -HEAD_LEVELS, HEAD_LEVELS).astype(np.int8)
+    return codes, scales
+
+
+def dequantize_heads(codes: np.ndarray, scales: np.ndarray, out: np.ndarray) -> None:
+    """The float32 heads the scan multiplies (NumPy has no fast int8 product), into `out`."""
+    np.multiply(codes, scales[:, None], out=out)
+
+
+def quantized_heads(exact: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """codes, scales, the heads they give back and each one's distance from `exact`."""
+    codes, scales = quantize_heads(exact)
+    heads = np.empty(exact.shape, dtype=np.float32)
+    dequantize_heads(codes, scales, heads)
+    return codes, scales, heads, np.linalg.norm(exact - heads, axis=1).astype(np.float32)
 
 
 class FileRows:
@@ -100,7 +126,9 @@ class LaneMatrix:
     lock: ReadWriteLock = field(default_factory=ReadWriteLock)  # scans read; syncing writes
     basis: np.ndarray | None = None  # (dim, dim) float32, rows = principal directions; rows stored as basis @ v
     tails: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float32))  # |row[PREFIX_DIMS:]|
-    heads: np.ndarray | None = None  # (capacity, HEAD_DIMS) float32: each row's first coordinates, contiguous
+    heads: np.ndarray | None = None  # (capacity, HEAD_DIMS) float32: each row's first coordinates, contiguous,
+    # as their int8 codes give them back (quantize_heads), whether read from the file or computed here
+    head_errors: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float32))  # |row[:HEAD_DIMS] - head|
     mapped: FileRows | None = None  # the sidecar file (matrix_file) the first blocks are mapped from
 
     @property
@@ -116,6 +144,7 @@ class LaneMatrix:
                 grown_heads = np.empty((len(self.rowids), self.heads.shape[1]), dtype=np.float32)
                 grown_heads[: self.size] = self.heads[: self.size]
                 self.heads = grown_heads
+                self.head_errors = np.resize(self.head_errors, len(self.rowids))
         while self.capacity < rows:
             if self.blocks and len(self.blocks[-1]) < BLOCK_ROWS:
                 last = self.blocks[-1]
@@ -159,7 +188,7 @@ class LaneMatrix:
         if self.basis is not None:
             self.tails[start : start + len(rowids)] = np.linalg.norm(vectors[:, PREFIX_DIMS:], axis=1)
         if self.heads is not None:
-            self.heads[start : start + len(rowids)] = vectors[:, : self.heads.shape[1]]
+            self._set_heads(start, vectors)
         self.slot.set_many(np.asarray(rowids, dtype=np.int64), start)
         self.size += len(rowids)
 
@@ -175,7 +204,14 @@ class LaneMatrix:
             if self.basis is not None:
                 self.tails[index] = np.linalg.norm(row[PREFIX_DIMS:])
             if self.heads is not None:
-                self.heads[index] = row[: self.heads.shape[1]]
+                self._set_heads(index, row.reshape(1, -1))
+
+    def _set_heads(self, start: int, rows: np.ndarray) -> None:
+        """The heads of these rows (in the basis) from `start`, and how far each is from its row."""
+        assert self.heads is not None
+        _, _, heads, errors = quantized_heads(rows[:, : self.heads.shape[1]])
+        self.heads[start : start + len(rows)] = heads
+        self.head_errors[start : start + len(rows)] = errors
 
     def rotate(self) -> None:
         """Store the rows in the lane's PCA basis (fitted on about 8k of them). Dot products
@@ -210,13 +246,16 @@ class LaneMatrix:
         array beside the rows: a sixth of their bytes, and in a rotated lane most of each
         vector's length, so a scan of the heads ranks the rows almost as the full scan does
         (overlap@10 in benchmarks/README.md) and the full rows -- mapped from the lane's file
-        -- are read only for the few it picks."""
+        -- are read only for the few it picks. The heads are kept as their int8 codes give them
+        back (quantize_heads: what the lane's file holds), with each row's distance from its
+        exact head, which bounds the error a curation bound can make (see _pruned_scan)."""
         assert self.basis is not None
         width = min(HEAD_DIMS, self.dim)
-        heads = np.empty((len(self.rowids), width), dtype=np.float32)
+        self.heads = np.empty((len(self.rowids), width), dtype=np.float32)
+        self.head_errors = np.empty(len(self.rowids), dtype=np.float32)
         for rows, start in self._ranges(BLOCK_ROWS):
-            heads[start : start + len(rows)] = rows[:, :width]
-        self.heads = heads
+            for lo in range(0, len(rows), 8192):  # the temporaries stay small
+                self._set_heads(start + lo, rows[lo : lo + 8192])
 
     def drop(self, rowid: int) -> None:
         index = self.slot.pop(rowid)
@@ -232,6 +271,7 @@ class LaneMatrix:
             self.tails[index] = self.tails[last]
             if self.heads is not None:
                 self.heads[index] = self.heads[last]
+                self.head_errors[index] = self.head_errors[last]
             self.slot.set(moved, index)
         self.size = last
 
@@ -434,15 +474,21 @@ def _pruned_scan(
     bar starts at min_score and rises to the query's k-th best hit so far -- a row below it
     cannot enter the top k. Rows go in pieces of _PRUNE_ROWS, so the bounds (queries x
     piece) stay in the CPU cache between the product, the sum and the comparison. A batch
-    of 64 on the 1M speed lane: 310 -> 177 ms (the product itself is 80 ms of it)."""
+    of 64 on the 1M speed lane: 310 -> 177 ms (the product itself is 80 ms of it).
+
+    The heads, when kept, stand in for the rows' first coordinates without touching the rows'
+    pages. They are quantized, so q[:m].v[:m] <= q[:m].h + |q[:m]| |v[:m] - h| (h the head,
+    both cut to m): the bound adds each row's head error and stays a bound."""
     query_tails = np.linalg.norm(rotated[:, PREFIX_DIMS:], axis=1)
     prefix = np.ascontiguousarray(rotated[:, :PREFIX_DIMS])
+    prefix_norms = np.linalg.norm(prefix, axis=1)
     bar = np.full(len(rotated), min_score, dtype=np.float32)
     for rows, start in matrix._ranges(_PRUNE_ROWS):
-        # The heads, when kept, hold the same numbers without touching the rows' pages.
         heads = rows if matrix.heads is None else matrix.heads[start : start + len(rows)]
         bound = prefix @ heads[:, :PREFIX_DIMS].T
         bound += query_tails[:, None] * matrix.tails[start : start + len(rows)][None, :]
+        if matrix.heads is not None:
+            bound += prefix_norms[:, None] * matrix.head_errors[start : start + len(rows)][None, :]
         # Row-major flat indices come out sorted by query: one run of candidates per query.
         flat = np.flatnonzero(bound >= (bar - _BOUND_SLACK)[:, None])
         if not len(flat):
