@@ -78,8 +78,10 @@ def quantize_heads(heads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def dequantize_heads(codes: np.ndarray, scales: np.ndarray, out: np.ndarray) -> None:
-    """The float32 heads the scan multiplies (NumPy has no fast int8 product), into `out`."""
-    np.multiply(codes, scales[:, None], out=out)
+    """The float32 heads the scan multiplies (NumPy has no fast int8 product), into `out`.
+    A cast, then a product in place: a third faster than one mixed-type multiply."""
+    np.copyto(out, codes)
+    out *= scales[:, None]
 
 
 def quantized_heads(exact: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -88,6 +90,17 @@ def quantized_heads(exact: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     heads = np.empty(exact.shape, dtype=np.float32)
     dequantize_heads(codes, scales, heads)
     return codes, scales, heads, np.linalg.norm(exact - heads, axis=1).astype(np.float32)
+
+
+def will_need(fd: int, offsets: list[int], length: int) -> None:
+    """Ask the kernel for all these ranges at once before they are read one by one: rows not in
+    the page cache then arrive together instead of a disk round trip each (1,024 uncached rows
+    at 1M: 80-130 -> 20 ms here; 1 ms more when they are all cached). Not on every OS."""
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is None:
+        return
+    for offset in offsets:
+        advise(fd, offset, length, os.POSIX_FADV_WILLNEED)
 
 
 class FileRows:
@@ -349,7 +362,9 @@ class LaneMatrix:
             from_file = indices < file.count
             from_file[from_file] = ~file.dirty[indices[from_file]]
             width = self.dim * 4
-            for j, i in zip(np.flatnonzero(from_file).tolist(), indices[from_file].tolist()):
+            wanted = indices[from_file].tolist()
+            will_need(file.fd, [file.offset + i * width for i in wanted], width)
+            for j, i in zip(np.flatnonzero(from_file).tolist(), wanted):
                 if os.preadv(file.fd, [out[j]], file.offset + i * width) != width:
                     raise OSError(f"lane file ended before row {i}")
         rest = np.flatnonzero(~from_file)

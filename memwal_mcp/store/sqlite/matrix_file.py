@@ -179,7 +179,9 @@ def _heads_agree(f: BinaryIO, heads: np.ndarray, floats_at: int, dim: int) -> bo
     checksum (64 MB at 1M); a damaged head only costs its row a place among the candidates,
     since every score returned comes from the float row."""
     count, width = heads.shape
-    for i in np.linspace(0, count - 1, min(count, _HEAD_CHECKS)).astype(np.int64).tolist():
+    checked = np.linspace(0, count - 1, min(count, _HEAD_CHECKS)).astype(np.int64).tolist()
+    matrix.will_need(f.fileno(), [floats_at + i * dim * 4 for i in checked], width * 4)
+    for i in checked:
         row = np.frombuffer(os.pread(f.fileno(), width * 4, floats_at + i * dim * 4), dtype="<f4")
         if len(row) != width or not np.array_equal(matrix.quantized_heads(row[None])[2][0], heads[i]):
             return False
@@ -242,14 +244,25 @@ def _read_into(fd: int, array: np.ndarray, at: int, name: str) -> None:
 
 
 def _read_heads(fd: int, at: int, scales: np.ndarray, width: int) -> np.ndarray:
-    """The int8 heads from `at`, as float32, a slice at a time: the int8 copy never exists whole."""
+    """The int8 heads from `at`, as float32, a slice at a time (the int8 copy never exists
+    whole), the slices spread over the scan threads: turning 64M codes into floats is most
+    of a warm restart's work at 1M."""
     count = len(scales)
     heads = np.empty((count, width), dtype=np.float32)
-    codes = np.empty((min(count, _READ_ROWS), width), dtype=np.int8)
-    for lo in range(0, count, _READ_ROWS):
+
+    def load(lo: int) -> None:
         hi = min(count, lo + _READ_ROWS)
-        _read_into(fd, codes[: hi - lo], at + lo * width, "heads")
-        matrix.dequantize_heads(codes[: hi - lo], scales[lo:hi], heads[lo:hi])
+        codes = np.empty((hi - lo, width), dtype=np.int8)
+        _read_into(fd, codes, at + lo * width, "heads")
+        matrix.dequantize_heads(codes, scales[lo:hi], heads[lo:hi])
+
+    pool = matrix._scan_pool() if count >= matrix.SPLIT_ROWS else None
+    starts = range(0, count, _READ_ROWS)
+    if pool is None:
+        for lo in starts:
+            load(lo)
+    else:
+        list(pool.map(load, starts))
     return heads
 
 
