@@ -128,9 +128,10 @@ def test_a_head_in_the_file_is_what_its_float_row_quantizes_to(tmp_path, monkeyp
     assert path.stat().st_size == size and dict((n, b) for n, _, b in parts)["heads"] == 300 * 16  # a byte a head
     mapped = matrix_file.read(path, str(database), dim)
     assert mapped is not None and mapped.heads is not None and lane.heads is not None
-    assert np.array_equal(mapped.heads[:300], lane.heads[:300])
-    assert np.array_equal(mapped.head_errors[:300], lane.head_errors[:300])
-    assert float(np.abs(mapped.heads[:300] - np.asarray(mapped.blocks[0][:300, :16])).max()) < 0.01
+    for name in ("heads", "head_scales", "head_errors"):
+        assert np.array_equal(getattr(mapped, name)[:300], getattr(lane, name)[:300])
+    values = mapped.heads[:300] * mapped.head_scales[:300, None]  # codes times their row's scale
+    assert float(np.abs(values - np.asarray(mapped.blocks[0][:300, :16])).max()) < 0.01
     for query in _unit(rng.standard_normal((10, 10)).astype(np.float32) @ mix):
         exact = vectors @ query
         best = [int(i) + 1 for i in np.argsort(-exact, kind="stable")[:5]]

@@ -77,19 +77,10 @@ def quantize_heads(heads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return codes, scales
 
 
-def dequantize_heads(codes: np.ndarray, scales: np.ndarray, out: np.ndarray) -> None:
-    """The float32 heads the scan multiplies (NumPy has no fast int8 product), into `out`.
-    A cast, then a product in place: a third faster than one mixed-type multiply."""
-    np.copyto(out, codes)
-    out *= scales[:, None]
-
-
-def quantized_heads(exact: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """codes, scales, the heads they give back and each one's distance from `exact`."""
+def quantized_heads(exact: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """codes, scales and each head's distance from `exact` once quantized."""
     codes, scales = quantize_heads(exact)
-    heads = np.empty(exact.shape, dtype=np.float32)
-    dequantize_heads(codes, scales, heads)
-    return codes, scales, heads, np.linalg.norm(exact - heads, axis=1).astype(np.float32)
+    return codes, scales, np.linalg.norm(exact - codes * scales[:, None], axis=1).astype(np.float32)
 
 
 def will_need(fd: int, offsets: list[int], length: int) -> None:
@@ -139,8 +130,10 @@ class LaneMatrix:
     lock: ReadWriteLock = field(default_factory=ReadWriteLock)  # scans read; syncing writes
     basis: np.ndarray | None = None  # (dim, dim) float32, rows = principal directions; rows stored as basis @ v
     tails: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float32))  # |row[PREFIX_DIMS:]|
-    heads: np.ndarray | None = None  # (capacity, HEAD_DIMS) float32: each row's first coordinates, contiguous,
-    # as their int8 codes give them back (quantize_heads), whether read from the file or computed here
+    # (capacity, HEAD_DIMS) float32 holding each row's int8 head codes (quantize_heads), contiguous: NumPy
+    # has no fast int8 product, and a cast is all a restart does to them (the scale is applied to the products)
+    heads: np.ndarray | None = None
+    head_scales: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float32))  # row's code -> value
     head_errors: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float32))  # |row[:HEAD_DIMS] - head|
     mapped: FileRows | None = None  # the sidecar file (matrix_file) the first blocks are mapped from
 
@@ -157,6 +150,7 @@ class LaneMatrix:
                 grown_heads = np.empty((len(self.rowids), self.heads.shape[1]), dtype=np.float32)
                 grown_heads[: self.size] = self.heads[: self.size]
                 self.heads = grown_heads
+                self.head_scales = np.resize(self.head_scales, len(self.rowids))
                 self.head_errors = np.resize(self.head_errors, len(self.rowids))
         while self.capacity < rows:
             if self.blocks and len(self.blocks[-1]) < BLOCK_ROWS:
@@ -222,8 +216,9 @@ class LaneMatrix:
     def _set_heads(self, start: int, rows: np.ndarray) -> None:
         """The heads of these rows (in the basis) from `start`, and how far each is from its row."""
         assert self.heads is not None
-        _, _, heads, errors = quantized_heads(rows[:, : self.heads.shape[1]])
-        self.heads[start : start + len(rows)] = heads
+        codes, scales, errors = quantized_heads(rows[:, : self.heads.shape[1]])
+        self.heads[start : start + len(rows)] = codes
+        self.head_scales[start : start + len(rows)] = scales
         self.head_errors[start : start + len(rows)] = errors
 
     def rotate(self) -> None:
@@ -259,12 +254,13 @@ class LaneMatrix:
         array beside the rows: a sixth of their bytes, and in a rotated lane most of each
         vector's length, so a scan of the heads ranks the rows almost as the full scan does
         (overlap@10 in benchmarks/README.md) and the full rows -- mapped from the lane's file
-        -- are read only for the few it picks. The heads are kept as their int8 codes give them
-        back (quantize_heads: what the lane's file holds), with each row's distance from its
-        exact head, which bounds the error a curation bound can make (see _pruned_scan)."""
+        -- are read only for the few it picks. The heads are kept as their int8 codes (what the
+        lane's file holds) with each row's scale, and each row's distance from its exact head,
+        which bounds the error a curation bound can make (see _pruned_scan)."""
         assert self.basis is not None
         width = min(HEAD_DIMS, self.dim)
         self.heads = np.empty((len(self.rowids), width), dtype=np.float32)
+        self.head_scales = np.empty(len(self.rowids), dtype=np.float32)
         self.head_errors = np.empty(len(self.rowids), dtype=np.float32)
         for rows, start in self._ranges(BLOCK_ROWS):
             for lo in range(0, len(rows), 8192):  # the temporaries stay small
@@ -284,6 +280,7 @@ class LaneMatrix:
             self.tails[index] = self.tails[last]
             if self.heads is not None:
                 self.heads[index] = self.heads[last]
+                self.head_scales[index] = self.head_scales[last]
                 self.head_errors[index] = self.head_errors[last]
             self.slot.set(moved, index)
         self.size = last
@@ -334,6 +331,7 @@ class LaneMatrix:
 
         def best(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
             partial = heads[lo:hi] @ head
+            partial *= self.head_scales[lo:hi]
             if hi - lo > count:
                 top = np.argpartition(-partial, count - 1)[:count]
                 return top + lo, partial[top]
@@ -499,8 +497,11 @@ def _pruned_scan(
     prefix_norms = np.linalg.norm(prefix, axis=1)
     bar = np.full(len(rotated), min_score, dtype=np.float32)
     for rows, start in matrix._ranges(_PRUNE_ROWS):
-        heads = rows if matrix.heads is None else matrix.heads[start : start + len(rows)]
-        bound = prefix @ heads[:, :PREFIX_DIMS].T
+        if matrix.heads is None:
+            bound = prefix @ rows[:, :PREFIX_DIMS].T
+        else:
+            bound = prefix @ matrix.heads[start : start + len(rows), :PREFIX_DIMS].T
+            bound *= matrix.head_scales[start : start + len(rows)][None, :]
         bound += query_tails[:, None] * matrix.tails[start : start + len(rows)][None, :]
         if matrix.heads is not None:
             bound += prefix_norms[:, None] * matrix.head_errors[start : start + len(rows)][None, :]
