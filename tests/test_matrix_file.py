@@ -4,6 +4,8 @@ the file instead of reading every vector, and a forgotten memory's bytes leave t
 from __future__ import annotations
 
 import struct
+import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -82,6 +84,60 @@ def test_rows_changed_after_mapping_are_rescored_from_memory_not_from_the_file(t
         assert [pk for pk, _ in matrix.nearest_in(mapped, query, 8)] == [int(ids[i]) for i in order]
 
 
+def test_the_threshold_search_finds_every_row_at_its_bar_although_heads_are_int8(monkeypatch):
+    """Heads are int8 codes, so a head's product with the query can fall below the bar while
+    the row's exact cosine is above it. Rows crowd around the bar here, with heads spanning
+    all dimensions (the bound is the quantized product alone): none may be missed."""
+    dim = 24
+    monkeypatch.setattr(matrix, "HEAD_DIMS", dim)
+    monkeypatch.setattr(matrix, "PREFIX_DIMS", dim)
+    rng = np.random.default_rng(11)
+    queries = _unit(rng.standard_normal((8, dim)).astype(np.float32))
+    near = [q + rng.uniform(0.55, 0.75, (120, 1)) * _unit(rng.standard_normal((120, dim))) for q in queries]
+    vectors = _unit(np.vstack(near).astype(np.float32))
+    lane = matrix.LaneMatrix(0, dim)
+    lane.append(np.arange(1, len(vectors) + 1, dtype=np.int64), vectors)
+    lane.rotate()
+    lane.keep_heads()
+    assert lane.heads is not None and float(lane.head_errors[: lane.size].max()) > 0  # the heads are lossy
+    for hits, query in zip(matrix.nearest_many_in(lane, queries, 500, min_score=0.8), queries):
+        exact = vectors @ query
+        above = sorted(((float(s), i + 1) for i, s in enumerate(exact) if s >= 0.8), reverse=True)
+        assert len(above) > 20
+        assert [rowid for rowid, _ in hits] == [rowid for _, rowid in above]
+
+
+def test_a_head_in_the_file_is_what_its_float_row_quantizes_to(tmp_path, monkeypatch):
+    """The file holds int8 heads and per-row scales; read back they equal the heads of a lane
+    built in memory from the same rows, and the recall ranks as the exact scan."""
+    monkeypatch.setattr(matrix, "HEAD_DIMS", 16)
+    monkeypatch.setattr(matrix, "RESCORE_ROWS", 40)
+    rng = np.random.default_rng(13)
+    dim = 32
+    mix = rng.standard_normal((10, dim)).astype(np.float32)  # heads of 16 then hold all of each vector
+    vectors = _unit(rng.standard_normal((300, 10)).astype(np.float32) @ mix)
+    lane = matrix.LaneMatrix(1, dim)
+    lane.append(np.arange(1, 301, dtype=np.int64), vectors)
+    lane.rotate()
+    lane.keep_heads()
+    database = tmp_path / "memwal.db"
+    database.write_bytes(b"")
+    path = tmp_path / "lane.vec"
+    matrix_file.write(path, str(database), lane)
+    parts, floats_at, size = matrix_file._offsets(dim, 16, 300)
+    assert path.stat().st_size == size and dict((n, b) for n, _, b in parts)["heads"] == 300 * 16  # a byte a head
+    mapped = matrix_file.read(path, str(database), dim)
+    assert mapped is not None and mapped.heads is not None and lane.heads is not None
+    for name in ("heads", "head_scales", "head_errors"):
+        assert np.array_equal(getattr(mapped, name)[:300], getattr(lane, name)[:300])
+    values = mapped.heads[:300] * mapped.head_scales[:300, None]  # codes times their row's scale
+    assert float(np.abs(values - np.asarray(mapped.blocks[0][:300, :16])).max()) < 0.01
+    for query in _unit(rng.standard_normal((10, 10)).astype(np.float32) @ mix):
+        exact = vectors @ query
+        best = [int(i) + 1 for i in np.argsort(-exact, kind="stable")[:5]]
+        assert [pk for pk, _ in matrix.nearest_in(mapped, query, 5)] == best
+
+
 @pytest.fixture
 def small_thresholds(monkeypatch):
     monkeypatch.setattr(matrix_sync, "ROTATE_ROWS", 8)
@@ -120,6 +176,26 @@ def _sync(settings):
 def _header(path):
     with open(path, "rb") as f:
         return struct.unpack("<8sIIqqqI", f.read(struct.calcsize("<8sIIqqqI")))
+
+
+def _write_format_01(path: Path, target: Path) -> None:
+    """`path`'s lane as format 01 wrote it (float32 heads, their own checksum rule), to `target`."""
+    magic, dim, width, version, count, inode, _ = _header(path)
+    parts, floats_at, _ = matrix_file._offsets(dim, width, count)
+    data = path.read_bytes()
+    at = {name: (offset, length) for name, offset, length in parts}
+    small = [data[at[name][0] : sum(at[name])] for name in ("basis", "rowids", "tails")]
+    floats = data[floats_at:]
+    rows = np.frombuffer(floats, dtype="<f4").reshape(count, dim)
+    small.append(np.ascontiguousarray(rows[:, :width]).tobytes())
+    header = struct.Struct("<8sIIqqqI")
+    crc = zlib.crc32(header.pack(b"MWLANE01", dim, width, version, count, inode, 0))
+    for blob in small[:-1]:
+        crc = zlib.crc32(blob, crc)
+    body = b"".join(small)
+    pad = -(-(4096 + len(body)) // 4096) * 4096 - 4096 - len(body)
+    old = header.pack(b"MWLANE01", dim, width, version, count, inode, crc).ljust(4096, b"\0") + body
+    target.write_bytes(old + b"\0" * pad + floats)
 
 
 async def _filled(settings, embedder) -> MemoryService:
@@ -193,7 +269,7 @@ async def test_a_stale_file_is_brought_up_to_date_and_never_answers_past_its_ver
     assert again.size == len(FACTS) + 1
 
 
-@pytest.mark.parametrize("damage", ["truncate", "checksum", "float row", "deleted"])
+@pytest.mark.parametrize("damage", ["truncate", "checksum", "scales", "heads", "float row", "deleted", "format 01"])
 async def test_a_damaged_or_deleted_file_is_rebuilt(make_settings, embedder, small_thresholds, damage):
     settings = make_settings(recall={"mode": "dense"})
     await _filled(settings, embedder)
@@ -207,16 +283,19 @@ async def test_a_damaged_or_deleted_file_is_rebuilt(make_settings, embedder, sma
             f.truncate(size - 100)
     elif damage == "deleted":
         path.unlink()
+    elif damage == "format 01":  # the lane as the float32-heads format wrote it: rebuilt, never misread
+        _write_format_01(path, path)
+        assert path.stat().st_size != size
     else:
-        _, floats_at, _ = matrix_file._offsets(dim, min(matrix.HEAD_DIMS, dim), len(FACTS))
-        at = 4096 + 10 if damage == "checksum" else floats_at  # the basis, or the first float row
+        parts, floats_at, _ = matrix_file._offsets(dim, min(matrix.HEAD_DIMS, dim), len(FACTS))
+        at = {name: offset for name, offset, _ in parts} | {"checksum": 4096 + 10, "float row": floats_at}
         with open(path, "r+b") as f:
-            f.seek(at)
+            f.seek(at[damage] + (1 if damage == "heads" else 0))  # the basis, a scale, row 0's head, its row
             f.write(b"\x7f\x7f\x7f\x7f")
     _restart()
     fresh = _sync(settings)
     assert sorted(fresh.rowids[: fresh.size].tolist()) == expected
-    assert path.exists() and path.stat().st_size == size
+    assert path.exists() and path.stat().st_size == size and _header(path)[0] == b"MWLANE02"
     reread = matrix_file.read(path, str(settings.db_path), dim)
     assert reread is not None and np.array_equal(np.asarray(reread.blocks[0][:1]), np.asarray(fresh.blocks[0][:1]))
 
@@ -235,6 +314,9 @@ async def test_forget_zeroes_the_memory_row_in_the_lane_file(make_settings, embe
     assert stored in path.read_bytes()
     left_by_reindex = path.with_name(path.name.replace(f".{table}.vec", ".memory_vectors_old.vec"))
     left_by_reindex.write_bytes(path.read_bytes())  # a sidecar of the vector table before a reindex
+    older_format = path.with_name(path.name.replace(f".{table}.vec", ".memory_vectors_older.vec"))
+    _write_format_01(path, older_format)  # one an older release left, in a format erase cannot update
+    assert stored in older_format.read_bytes()
     conn = connect(settings.db_path)
     try:
         (memory_id,) = conn.execute("SELECT id FROM memories WHERE rowid = ?", (rowid,)).fetchone()
@@ -245,11 +327,15 @@ async def test_forget_zeroes_the_memory_row_in_the_lane_file(make_settings, embe
         await svc.forget("local", memory_id)
     width = min(matrix.HEAD_DIMS, dim)
     parts, floats_at, _ = matrix_file._offsets(dim, width, len(FACTS))
-    heads_at = parts[3][1]
+    at = {name: offset for name, offset, _ in parts}
     data = path.read_bytes()
     assert stored not in data and stored not in left_by_reindex.read_bytes()
+    assert not older_format.exists()
     assert data[floats_at + position * dim * 4 : floats_at + (position + 1) * dim * 4] == b"\0" * (dim * 4)
-    assert data[heads_at + position * width * 4 : heads_at + (position + 1) * width * 4] == b"\0" * (width * 4)
+    assert data[at["heads"] + position * width : at["heads"] + (position + 1) * width] == b"\0" * width
+    for name in ("scales", "errors"):
+        assert data[at[name] + position * 4 : at[name] + (position + 1) * 4] == b"\0" * 4
+    assert data[at["heads"] : at["heads"] + width] != b"\0" * width  # the other rows keep theirs
     _restart()  # the file still passes its checks, and the forgotten memory is not in the lane
     fresh = _sync(settings)
     assert fresh.mapped is not None and rowid not in fresh.slot and fresh.size == len(FACTS) - 1
