@@ -32,3 +32,31 @@ async def test_neighbours_are_the_live_memories_of_the_same_lane_created_around_
     assert names(made["fourth"].pk) == ("turn second", None)
     assert made["third"].pk not in found  # not live: no answer
     assert (await store.read(lambda r: r.adjacent([]))) == {}
+
+
+async def test_memories_sharing_one_timestamp_are_neighbours_in_the_order_they_were_stored(store: Store) -> None:
+    """One bulk remember stores its facts with one `created_at`: their order is the order they
+    were stored in, and the neighbours across the tie are the memories created before and after."""
+
+    def build(w: StoreWriter) -> list[Stored]:
+        made = [remember(w, "alice", "chat", "turn before", at=T0)]
+        made += [remember(w, "alice", "chat", f"bulk {i}", at=T0 + 1) for i in range(5)]
+        made.append(remember(w, "alice", "chat", "turn after", at=T0 + 2))
+        return made
+
+    made = await store.write(build)
+    await store.write(lambda w: w.forget_memory("alice", made[3].id))  # "bulk 2": skipped
+    found = await store.read(lambda r: r.adjacent([m.pk for m in made]))
+
+    def names(stored: Stored) -> tuple[str | None, str | None]:
+        before, after = found[stored.pk]
+        return (before.body if before else None, after.body if after else None)
+
+    assert [names(m) for m in made if m.pk in found] == [
+        (None, "bulk 0"),
+        ("turn before", "bulk 1"),
+        ("bulk 0", "bulk 3"),
+        ("bulk 1", "bulk 4"),
+        ("bulk 3", "turn after"),
+        ("bulk 4", None),
+    ]

@@ -324,19 +324,26 @@ def memories_by_rowid(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[i
 
 def adjacent(conn: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, tuple[MemoryRow | None, MemoryRow | None]]:
     """rowid -> (the live memory of its lane created just before it, just after it); each a
-    seek on memories_lane_created, whose entries end in the rowid."""
+    seek on memories_lane_created, whose entries end in the rowid. A row-value bound
+    ((created_at, rowid) < (?, ?)) is only a range on created_at there, so every memory sharing
+    the timestamp (one bulk remember's) would be stepped over: the same timestamp is sought by
+    rowid first, then the nearest other timestamp."""
     if not rowids:
         return {}
     wanted = sorted(set(rowids))
     marks = ",".join("?" * len(wanted))
     pairs = conn.execute(
         f"""SELECT m.rowid,
-                (SELECT p.rowid FROM memories p
-                  WHERE p.lane_id = m.lane_id AND p.status = 'live' AND (p.created_at, p.rowid) < (m.created_at, m.rowid)
-                  ORDER BY p.created_at DESC, p.rowid DESC LIMIT 1),
-                (SELECT n.rowid FROM memories n
-                  WHERE n.lane_id = m.lane_id AND n.status = 'live' AND (n.created_at, n.rowid) > (m.created_at, m.rowid)
-                  ORDER BY n.created_at, n.rowid LIMIT 1)
+                coalesce(
+                  (SELECT p.rowid FROM memories p WHERE p.lane_id = m.lane_id AND p.status = 'live'
+                    AND p.created_at = m.created_at AND p.rowid < m.rowid ORDER BY p.rowid DESC LIMIT 1),
+                  (SELECT p.rowid FROM memories p WHERE p.lane_id = m.lane_id AND p.status = 'live'
+                    AND p.created_at < m.created_at ORDER BY p.created_at DESC, p.rowid DESC LIMIT 1)),
+                coalesce(
+                  (SELECT n.rowid FROM memories n WHERE n.lane_id = m.lane_id AND n.status = 'live'
+                    AND n.created_at = m.created_at AND n.rowid > m.rowid ORDER BY n.rowid LIMIT 1),
+                  (SELECT n.rowid FROM memories n WHERE n.lane_id = m.lane_id AND n.status = 'live'
+                    AND n.created_at > m.created_at ORDER BY n.created_at, n.rowid LIMIT 1))
             FROM memories m WHERE m.status = 'live' AND m.rowid IN ({marks})""",
         wanted,
     ).fetchall()
