@@ -83,7 +83,9 @@ def _steps(
         ranks = dict(lexical)
         step(
             "recall: candidates, kNN and word matches joined (search._candidates)",
-            lambda: search_module._candidates(reader, [lane], qv, ranks, search_module._Nearest(dict(dense), {})),
+            lambda: search_module._candidates(
+                reader, [lane], qv, ranks, search_module._Nearest.of({lane: list(dense)}, k)
+            ),
         )
     for text, vector in zip(texts, vectors):
         step(

@@ -54,7 +54,7 @@ from ..concurrently import side_by_side
 from ..embedding import Embedder, readable
 from ..errors import EmbeddingError
 from ..records import Hit
-from ..store import Store, StoreReader, VectorSearch
+from ..store import Store, StoreReader, VectorMatch, VectorSearch
 from ..store.records import KeyCopies, MemoryRow, QueuedJob, QueuedText
 from .collapse import group_duplicates, survivor
 from .lexical import STOPWORDS, content_terms, has_content_word
@@ -247,23 +247,59 @@ def _candidates(
 
 @dataclass(frozen=True, slots=True)
 class _Nearest:
+    found: dict[int, list[VectorMatch]]  # lane -> its k nearest, best first
     cosines: dict[int, float]  # pk -> cosine, the k nearest of each lane
     frontier: dict[int, float]  # lane -> its k-th cosine, for the lanes that have more beyond it
+
+    @classmethod
+    def of(cls, found: dict[int, list[VectorMatch]], k: int) -> _Nearest:
+        cosines = {match.pk: match.cosine for matches in found.values() for match in matches}
+        return cls(found, cosines, {lane: matches[-1].cosine for lane, matches in found.items() if len(matches) >= k})
 
     @property
     def exhausted(self) -> bool:
         return not self.frontier
 
 
-def _nearest(lanes: Sequence[int], searches: Sequence[VectorSearch], query_vector: np.ndarray, k: int) -> _Nearest:
-    cosines: dict[int, float] = {}
-    frontier: dict[int, float] = {}
+def _nearest(
+    lanes: Sequence[int],
+    searches: Sequence[VectorSearch],
+    query_vector: np.ndarray,
+    k: int,
+    exact: frozenset[int] = frozenset(),
+    before: _Nearest | None = None,
+) -> _Nearest:
+    """Each lane's k nearest; the lanes in `exact` scanned exactly. With `before`, only those
+    are searched again and the other lanes keep its answer."""
+    found = dict(before.found) if before is not None else {}
     for lane, search_lane in zip(lanes, searches):
-        found = search_lane(query_vector[None], k)[0]
-        cosines.update(found)
-        if len(found) >= k:
-            frontier[lane] = min(match.cosine for match in found)
-    return _Nearest(cosines, frontier)
+        if before is None or lane in exact:
+            found[lane] = search_lane(query_vector[None], k, exact=lane in exact)[0]
+    return _Nearest.of(found, k)
+
+
+# A cosine computed for a word match may differ from the kNN's own for the same vector by
+# rounding (SQLite rescores heads in a rotated basis); only more than this is a miss.
+_MISS_MARGIN = 1e-4
+
+
+def _doubted(nearest: _Nearest, candidates: Sequence[_Candidate], limit: int) -> frozenset[int]:
+    """The lanes whose approximate kNN answer is contradicted by what the word search found: a
+    memory of the lane outside that answer whose cosine beats the answer's limit-th. An HNSW
+    graph can miss a region of the lane entirely (at 100k on PostgreSQL, one or two questions
+    in 100 got ten wrong neighbours: benchmarks/README.md); the word matches' cosines are
+    computed anyway, so checking them costs nothing, and the lane is then searched exactly
+    (contract.VectorSearch). A miss among memories sharing no word with the query goes
+    unseen here."""
+    doubted: set[int] = set()
+    for c in candidates:
+        lane = c.row.lane
+        matches = nearest.found.get(lane)
+        if c.cosine is None or lane not in nearest.frontier or not matches or c.row.pk in nearest.cosines:
+            continue
+        if c.cosine > matches[min(limit, len(matches)) - 1].cosine + _MISS_MARGIN:
+            doubted.add(lane)
+    return frozenset(doubted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -535,11 +571,18 @@ def _settle(
     lexical: tuple[dict[int, float], bool] | None = first.lexical
     known: dict[int, MemoryRow] | None = first.known
     nearest: _Nearest | None = None
+    exact: frozenset[int] = frozenset()  # lanes whose approximate kNN was contradicted (_doubted)
     while True:
         ranks, words_exhausted = lexical if lexical is not None else _lexical(reader, lanes, terms, k)
         if searches is not None and query_vector is not None:
-            nearest = _nearest(lanes, searches, query_vector, k)
+            nearest = _nearest(lanes, searches, query_vector, k, exact)
         found = _candidates(reader, lanes, query_vector if searches is not None else None, ranks, nearest, known)
+        if nearest is not None and searches is not None and query_vector is not None:
+            doubted = _doubted(nearest, found, params.limit) - exact
+            if doubted:
+                exact |= doubted
+                nearest = _nearest(lanes, searches, query_vector, k, doubted, before=nearest)
+                found = _candidates(reader, lanes, query_vector, ranks, nearest, known)
         exhausted = words_exhausted and (nearest is None or nearest.exhausted)
         weakest = None if words_exhausted or not ranks else min(ranks.values())
         bound = scorer.bound(lanes, nearest, weakest)

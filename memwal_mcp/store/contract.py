@@ -83,9 +83,16 @@ class VectorSearch(Protocol):
     It finds every memory that was live in the lane when it was obtained; it may also see
     memories created since, and may still return one forgotten since (callers read rows by
     key, which answers live memories only). It needs no connection and may run on any thread:
-    curation and recall run it beside other work."""
+    curation and recall run it beside other work.
 
-    def __call__(self, queries: np.ndarray, k: int, min_score: float | None = None) -> list[list[VectorMatch]]: ...
+    A big lane may be searched approximately (PostgreSQL's HNSW graph, SQLite's quantized
+    heads): a true neighbour can be missed, every cosine returned is still exact. `exact=True`
+    scans every vector; recall asks for it when a memory it found by its words lies nearer
+    the query than the approximate answer's own (recall/search.py, _doubted)."""
+
+    def __call__(
+        self, queries: np.ndarray, k: int, min_score: float | None = None, exact: bool = False
+    ) -> list[list[VectorMatch]]: ...
 
 
 class StoreReader(Protocol):

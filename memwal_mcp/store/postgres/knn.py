@@ -10,8 +10,9 @@ With an index (lane_indexes.py) a query asks the graph for its k nearest with
 literal: a prepared statement's generic plan could not use the partial index. The graph may
 yield fewer than k rows (rows added after the search was obtained are filtered out after the
 graph was walked): then the lane is scanned exactly, so a search never returns fewer than k
-rows when k exist. Without an index, or for more rows than ef_search can give, the scan is
-exact: every row of the lane by cosine distance (`<=>`), ties by key.
+rows when k exist. Without an index, for more rows than ef_search can give, or when the caller
+asks (`exact=True`: recall does when its word matches show the graph missed a neighbour), the
+scan is exact: every row of the lane by cosine distance (`<=>`), ties by key.
 """
 
 from __future__ import annotations
@@ -34,14 +35,17 @@ class LaneSearch:
         self._pool, self._table, self._lane, self._upto = pool, table, lane, upto
         self.indexed = indexed  # the lane had a usable HNSW index when the search was obtained
 
-    def __call__(self, queries: np.ndarray, k: int, min_score: float | None = None) -> list[list[VectorMatch]]:
+    def __call__(
+        self, queries: np.ndarray, k: int, min_score: float | None = None, exact: bool = False
+    ) -> list[list[VectorMatch]]:
         if k <= 0:
             return [[] for _ in range(len(queries))]
         found: list[list[VectorMatch]] = []
         with self._pool.connection() as conn:
             for query in queries:
                 vector = as_vector(query)
-                matches = self._graph(conn, vector, k) if self.indexed and k <= lane_indexes.EF_SEARCH_MAX else None
+                graph = self.indexed and not exact and k <= lane_indexes.EF_SEARCH_MAX
+                matches = self._graph(conn, vector, k) if graph else None
                 if matches is None:
                     matches = self._exact(conn, vector, k, min_score)
                 if min_score is not None:  # the distance bound is in float8; the cosine is what callers compare
@@ -93,7 +97,9 @@ class LaneSearch:
         return [VectorMatch(int(pk), float(cosine)) for pk, cosine in rows]
 
 
-def _no_vectors(queries: np.ndarray, k: int, min_score: float | None = None) -> list[list[VectorMatch]]:
+def _no_vectors(
+    queries: np.ndarray, k: int, min_score: float | None = None, exact: bool = False
+) -> list[list[VectorMatch]]:
     return [[] for _ in range(len(queries))]
 
 

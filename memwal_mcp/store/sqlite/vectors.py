@@ -141,18 +141,22 @@ class _LaneSearch:
     def __init__(self, lane_matrix: matrix.LaneMatrix) -> None:
         self._matrix = lane_matrix
 
-    def __call__(self, queries: np.ndarray, k: int, min_score: float | None = None) -> list[list[VectorMatch]]:
-        if min_score is None and len(queries) == 1:
+    def __call__(
+        self, queries: np.ndarray, k: int, min_score: float | None = None, exact: bool = False
+    ) -> list[list[VectorMatch]]:
+        if min_score is None and len(queries) == 1 and not exact:  # by the heads, in a lane that has them
             return [matrix.nearest_in(self._matrix, queries[0], k)]
-        return matrix.nearest_many_in(self._matrix, queries, k, min_score)
+        return matrix.nearest_many_in(self._matrix, queries, k, min_score)  # every row, or every bound
 
 
-def _no_vectors(queries: np.ndarray, k: int, min_score: float | None = None) -> list[list[VectorMatch]]:
+def _no_vectors(
+    queries: np.ndarray, k: int, min_score: float | None = None, exact: bool = False
+) -> list[list[VectorMatch]]:
     return [[] for _ in range(len(queries))]
 
 
 def vector_search(conn: sqlite3.Connection, lane: int) -> VectorSearch:
-    """Exact kNN over the lane's live vectors as of now (see contract.VectorSearch)."""
+    """kNN over the lane's live vectors as of now (see contract.VectorSearch)."""
     space = _vector_space(conn)
     return _no_vectors if space is None else _LaneSearch(matrix_sync.synced(conn, *space, lane))
 
