@@ -197,12 +197,17 @@ async def _raw(service: Any, lane: int, query_vectors: np.ndarray, terms: Sequen
     return out
 
 
-async def _recalls(services: dict[str, Any], queries: Sequence[str]) -> dict[str, dict[str, float]]:
-    """Recall p50 per service, interleaved query by query in rotating order; each pays its embedding."""
+async def _recalls(
+    services: dict[str, Any], queries: Sequence[str]
+) -> tuple[dict[str, dict[str, float]], dict[str, list[list[str]]]]:
+    """Recall p50 per service, interleaved query by query in rotating order; each pays its
+    embedding. Also each service's answers (memory ids, best first): migrate keeps the ids, so
+    the backends' answers compare id by id."""
     from .speed import _clear_query_cache
 
     names = list(services)
     ms: dict[str, list[float]] = {name: [] for name in names}
+    answers: dict[str, list[list[str]]] = {name: [] for name in names}
     for name in names:
         for warm in ("warm-up one", "warm-up two", "warm-up three"):
             await services[name].recall(OWNER, warm, limit=LIMIT, namespace=NAMESPACE)
@@ -210,9 +215,10 @@ async def _recalls(services: dict[str, Any], queries: Sequence[str]) -> dict[str
         for name in names[index % len(names) :] + names[: index % len(names)]:
             _clear_query_cache(services[name].embedder)
             started = time.perf_counter()
-            await services[name].recall(OWNER, query, limit=LIMIT, namespace=NAMESPACE)
+            result = await services[name].recall(OWNER, query, limit=LIMIT, namespace=NAMESPACE)
             ms[name].append((time.perf_counter() - started) * 1000)
-    return {name: summary(values) for name, values in ms.items()}
+            answers[name].append([hit.id for hit in result.hits])
+    return {name: summary(values) for name, values in ms.items()}, answers
 
 
 async def _build(store: Any, lane: int) -> dict[str, Any]:
@@ -302,9 +308,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     "sqlite": await sqlite.store.read(lane_of, OWNER, NAMESPACE),
                     "exact": await exact.store.read(lane_of, OWNER, NAMESPACE),
                 }
+                recall_ms, answers = await _recalls({"sqlite": sqlite, "postgresql_exact": exact}, queries)
                 return {
                     "lanes": lanes,
-                    "recall_ms": await _recalls({"sqlite": sqlite, "postgresql_exact": exact}, queries),
+                    "recall_ms": recall_ms,
+                    "answers": answers,
                     "raw_sqlite": await _raw(sqlite, lanes["sqlite"], query_vectors, terms),
                     "raw_postgresql_exact": await _raw(exact, lanes["exact"], query_vectors, terms),
                 }
@@ -316,9 +324,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
             async def hnsw_phase() -> dict[str, Any]:
                 built = await _build(hnsw.store, pg_lane)
+                recall_ms, answers = await _recalls({"sqlite": sqlite, "postgresql_hnsw": hnsw}, queries)
                 return {
                     "index": built,
-                    "recall_ms": await _recalls({"sqlite": sqlite, "postgresql_hnsw": hnsw}, queries),
+                    "recall_ms": recall_ms,
+                    "answers": answers,
                     "raw_postgresql_hnsw": await _raw(hnsw, pg_lane, query_vectors, terms),
                 }
 
@@ -328,6 +338,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             if server is not None:
                 server.cleanup()
     overlaps = _overlaps(second["raw_postgresql_hnsw"]["top10"], first["raw_postgresql_exact"]["top10"])
+    # What a user sees: each recall's ten hits against PostgreSQL's with the lane scanned exactly.
+    reference = first["answers"].pop("postgresql_exact")
+    answered = {
+        "sqlite": first["answers"].pop("sqlite"),
+        "postgresql_hnsw": second["answers"].pop("postgresql_hnsw"),
+    }
+    second["answers"].clear()
+    recall_overlaps = {name: _overlaps(got, reference) for name, got in answered.items()}
     for phase in (first, second):
         for key in [k for k in phase if k.startswith("raw_")]:
             phase[key].pop("top10")
@@ -341,9 +359,23 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "overlap_below_1": [
                 [queries[i], round(overlaps[i], 2)] for i in np.argsort(overlaps, kind="stable") if overlaps[i] < 1.0
             ],
+            "queries": len(queries),
+            "recall_vs_exact": {
+                name: {
+                    "overlap_at_10": round(float(np.mean(values)), 4),
+                    "min": round(float(np.min(values)), 4),
+                    "identical": sum(got == want for got, want in zip(answered[name], reference)),
+                    "below_1": [
+                        [queries[i], round(values[i], 2)] for i in np.argsort(values, kind="stable") if values[i] < 1.0
+                    ],
+                }
+                for name, values in recall_overlaps.items()
+            },
             "loadavg_end": speed_proc.loadavg(),
         }
     )
+    for phase in (first, second):
+        phase.pop("answers")
     return report
 
 
@@ -386,6 +418,15 @@ def format_report(report: dict[str, Any]) -> str:
         f"overlap@10 HNSW vs exact: {report['overlap_at_10_hnsw_vs_exact']} (min {report['overlap_min']})",
     ]
     lines += [f"  {overlap:.1f}: {question}" for question, overlap in report.get("overlap_below_1", [])]
+    lines.append(
+        "recall's ten hits against PostgreSQL's with the lane scanned exactly (overlap@10, identical answers):"
+    )
+    for name, figures in report.get("recall_vs_exact", {}).items():
+        lines.append(
+            f"  {name:<17} {figures['overlap_at_10']} (min {figures['min']}),"
+            f" {figures['identical']} of {report['queries']} identical"
+        )
+        lines += [f"    {overlap:.1f}: {question}" for question, overlap in figures["below_1"]]
     return "\n".join(lines)
 
 
