@@ -145,6 +145,18 @@ def test_export_refuses_an_existing_file_unless_forced_and_replaces_it_whole(sma
     assert not (tmp_path / "deeper").exists()
 
 
+def test_reimporting_an_export_after_a_forget_says_the_forgotten_record_was_skipped(small_db: Path, tmp_path: Path):
+    """The forgotten memory stays forgotten (its tombstone wins); the reply must not call it
+    'already present', which reads as if it were still stored."""
+    taken = tmp_path / "before.jsonl"
+    ok(cli("export", str(taken), db=small_db))
+    (hit,) = json.loads(ok(cli("recall", "garage code", "--json", db=small_db)).stdout)["hits"]
+    ok(cli("forget", hit["id"], db=small_db))
+    said = ok(cli("import", str(taken), db=small_db)).stdout
+    assert "already here or forgotten here (skipped)" in said and "already present" not in said
+    assert json.loads(ok(cli("recall", "garage code", "--json", db=small_db)).stdout)["hits"] == []
+
+
 # --- D7: owner walls on import ------------------------------------------------------------------
 
 

@@ -54,7 +54,10 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
 def _text(kind: str, owners: list[str], added: dict, skipped: dict, failed: int, unembedded: int) -> str:
     lines = [f"imported {kind} file for {', '.join(owners) or 'no owner'}: added {counts_text(added)}"]
     if skipped:
-        lines.append(f"already present (skipped): {counts_text(skipped)}")
+        # Skipped rows are those this store already holds and those it forgot (a tombstone
+        # keeps a forgotten record from coming back): both must be named, or a re-import
+        # after a forget reads as if the forgotten memory were still here.
+        lines.append(f"already here or forgotten here (skipped): {counts_text(skipped)}")
     if failed:
         lines.append(f"{counted(failed, 'item')} could not be remembered (their remember jobs failed)")
     if unembedded:
