@@ -32,6 +32,7 @@ from .config import BUNDLED_MODEL, EmbeddingSettings, LLMSettings, Settings, use
 from .errors import EmbeddingError
 from .store import probe_store
 from .store.sqlite.health import EngineHealth, Integrity, SchemaState, StoredVectors
+from .store.sqlite.integrity_lane_files import LANE_FILE_CODES
 
 Status = Literal["ok", "warn", "fail", "skip"]
 
@@ -447,7 +448,8 @@ def check_migrations(schema: SchemaState) -> Check:
 
 def check_integrity(integrity: Integrity) -> Check:
     problems, counts = integrity.problems, integrity.counts
-    by_severity = {s: Counter(p.code for p in problems if p.severity == s) for s in ("error", "warning", "info")}
+    own = [p for p in problems if p.code not in LANE_FILE_CODES]  # the lane files have their own line
+    by_severity = {s: Counter(p.code for p in own if p.severity == s) for s in ("error", "warning", "info")}
     data = {"problems": [p.line() for p in problems], "counts": counts.summary()}
 
     def tally(codes: Counter) -> str:
@@ -472,6 +474,22 @@ def check_integrity(integrity: Integrity) -> Check:
         )
     info = f"; {tally(by_severity['info'])}" if by_severity["info"] else ""
     return Check("integrity", "ok", f"clean: {counts.summary()}{info}", data=data)
+
+
+def check_lane_files(integrity: Integrity) -> Check:
+    """Each big lane's sidecar against the database's vectors, as check compared them. Apart
+    from integrity: the file is derived and rebuilt, so its fix is `check`, not a backup."""
+    lanes = [p for p in integrity.problems if p.code in LANE_FILE_CODES]
+    data = {"lanes": [{"lane": p.ref, "state": p.code, "detail": p.detail} for p in lanes]}
+    if not lanes:
+        return Check("lane files", "ok", "no lane has a sidecar file: every lane is read from the database", data=data)
+    detail = f"{len(lanes)} lane file{'s' if len(lanes) != 1 else ''}: " + "; ".join(
+        f"lane {p.ref}: {p.detail}" for p in lanes
+    )
+    if any(p.code == "lane_file_damaged" for p in lanes):
+        fix = "run `memwal-mcp check`: it deletes a damaged lane file, and the next load rebuilds it from the database"
+        return Check("lane files", "fail", detail, fix, data)
+    return Check("lane files", "ok", detail, data=data)
 
 
 # --- the LLM tier --------------------------------------------------------------------------------
@@ -711,6 +729,8 @@ async def run_doctor(settings: Settings, *, created_now: bool = False) -> Doctor
         checks.append(migrations)
         if migrations.status == "ok" and database.integrity is not None:
             checks.append(check_integrity(database.integrity))
+            if not on_server:
+                checks.append(check_lane_files(database.integrity))
         else:
             checks.append(Check("integrity", "skip", "skipped: the schema is not current (see migrations)"))
         if on_server:

@@ -106,6 +106,7 @@ NAMES = sorted(
         "permissions",
         "migrations",
         "integrity",
+        "lane files",
         "llm",
         "llm endpoint",
         "llm decision",
@@ -156,9 +157,11 @@ def test_doctor_on_this_machine_is_all_green_and_prints_client_json(doctor_runs)
         "permissions",
         "migrations",
         "integrity",
+        "lane files",
         "llm",
         "client command",
     }, stdout
+    assert "no lane has a sidecar file" in lines["lane files"]
     assert all(line.startswith("✓ ") for name, line in lines.items() if name != "llm"), stdout
     assert lines["llm"].startswith("- llm ") and "not configured" in lines["llm"]
     if uses_stdlib_sqlite():

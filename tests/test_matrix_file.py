@@ -339,3 +339,83 @@ async def test_forget_zeroes_the_memory_row_in_the_lane_file(make_settings, embe
     _restart()  # the file still passes its checks, and the forgotten memory is not in the lane
     fresh = _sync(settings)
     assert fresh.mapped is not None and rowid not in fresh.slot and fresh.size == len(FACTS) - 1
+
+
+def _stored_vectors(settings, table: str) -> dict[int, np.ndarray]:
+    """The database's own vectors (vec0), which the lane file must hold."""
+    conn = connect(settings.db_path)
+    try:
+        rows = conn.execute(f"SELECT rowid, embedding FROM {table}").fetchall()
+    finally:
+        conn.close()
+    return {rowid: np.frombuffer(blob, dtype=np.float32) for rowid, blob in rows}
+
+
+def _damage_tail(path: Path, lane: matrix.LaneMatrix, position: int, toward: np.ndarray) -> None:
+    """Write 50.0 (signed as `toward`, the rotated query) over a row's coordinates past its
+    head, in place: same size, header, checksum and head, so a load's checks all pass."""
+    width = min(matrix.HEAD_DIMS, lane.dim)
+    _, floats_at, _ = matrix_file._offsets(lane.dim, width, lane.size)
+    tail = np.where(toward[width:] >= 0, 50.0, -50.0).astype("<f4")
+    with open(path, "r+b") as f:
+        f.seek(floats_at + position * lane.dim * 4 + width * 4)
+        f.write(tail.tobytes())
+
+
+async def test_check_finds_rows_damaged_inside_the_lane_file_and_deletes_it_so_recall_is_exact_again(
+    make_settings, embedder, small_thresholds
+):
+    """Rows damaged in the middle of the file pass a restart's checks (they read a sample);
+    check compares every row with vec0, names the file, and deletes it, and the lane -- even
+    the one this process still maps -- is read again: the scores are the exact cosines."""
+    from memwal_mcp import doctor
+    from memwal_mcp.store.sqlite.health import probe_database
+
+    settings = make_settings(recall={"mode": "dense"})
+    await _filled(settings, embedder)
+    table, dim, lane = _lane(settings)
+    path = matrix_file.path_for(str(settings.db_path), table, lane)
+    assert path is not None
+    _restart()
+    mapped = _sync(settings)
+    query = embedder.embed_query("which rack runs service k")
+    rotated = mapped._in_basis(query)
+    sampled = {0, mapped.size // 2, mapped.size - 1}  # the rows a load compares with vec0
+    hits = matrix.nearest_in(mapped, query, 5)
+    victim = next(int(mapped.slot[pk]) for pk, _ in hits[1:] if int(mapped.slot[pk]) not in sampled)
+    _damage_tail(path, mapped, victim, rotated)
+    inode = path.stat().st_ino
+    _restart()
+    damaged = _sync(settings)
+    assert path.stat().st_ino == inode  # the load trusted it: the defect
+    assert matrix.nearest_in(damaged, query, 1)[0][1] > 1.5  # a cosine no unit vector has
+
+    database = probe_database(settings.db_path)  # doctor: reports, changes nothing
+    assert database is not None and database.integrity is not None
+    lines = [p for p in database.integrity.problems if p.code == "lane_file_damaged"]
+    assert len(lines) == 1 and path.name in lines[0].detail and "1 of 24 rows differ" in lines[0].detail
+    assert doctor.check_lane_files(database.integrity).status == "fail"
+    assert doctor.check_integrity(database.integrity).status == "ok"
+    assert path.exists()
+
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running(worker=False):
+        problems, _ = await svc.store.read(lambda reader: reader.check())
+    found = [p for p in problems if p.code == "lane_file_damaged"]
+    assert len(found) == 1 and path.name in found[0].detail and "deleted" in found[0].detail
+    assert found[0].severity == "error"
+
+    vectors = _stored_vectors(settings, table)
+    again = _sync(settings)  # no restart: the cached lane's file is gone, so it is read again
+    assert again is not damaged and path.exists() and path.stat().st_ino != inode
+    hits = matrix.nearest_in(again, query, 5)
+    assert [s for _, s in hits] == pytest.approx([float(vectors[pk] @ query) for pk, _ in hits], abs=1e-5)
+    best = sorted(vectors, key=lambda pk: -float(vectors[pk] @ query))[:5]
+    assert [pk for pk, _ in hits] == best
+
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running(worker=False):
+        problems, _ = await svc.store.read(lambda reader: reader.check())
+    clean = [p for p in problems if p.code.startswith("lane_file")]
+    assert [p.code for p in clean] == ["lane_file"] and path.name in clean[0].detail
+    assert not [p for p in problems if p.severity == "error"]

@@ -277,7 +277,9 @@ class StoreReader(Protocol):
     def unembedded_count(self, owners: Sequence[str] | None) -> int: ...
 
     def check(self) -> tuple[list[Problem], StoreCounts]:
-        """Every integrity problem the backend can find, and what it holds."""
+        """Every integrity problem the backend can find, and what it holds. Derived data that
+        lives outside the database and is rebuilt on demand (SQLite's lane sidecars) is
+        repaired on the way: a damaged copy is discarded, never trusted again."""
 
     def created_at(self) -> float | None: ...
 

@@ -34,6 +34,7 @@ from .integrity_journal import (
     _repeats_that_are_the_source,
     _stale_or_failed_queues,
 )
+from .integrity_lane_files import lane_files
 from .integrity_memories import (
     _forgotten_leftovers,
     _memories_without_their_source,
@@ -114,14 +115,17 @@ def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("ROLLBACK")  # nothing was written
 
 
-def find_problems(conn: sqlite3.Connection, now: float | None = None) -> list[Problem]:
-    """Every rule, checked in one snapshot; errors first, then warnings, then info."""
+def find_problems(conn: sqlite3.Connection, now: float | None = None, *, repair: bool = False) -> list[Problem]:
+    """Every rule, checked in one snapshot; errors first, then warnings, then info. With
+    `repair`, a damaged lane sidecar (derived data outside the database) is also deleted, so
+    it is rebuilt: `memwal-mcp check` repairs, doctor and a backup's verification do not."""
     now = time.time() if now is None else now
     problems: list[Problem] = []
     with _snapshot(conn):
         for check in CHECKS:
             problems.extend(check(conn))
         problems.extend(_stale_or_failed_queues(conn, now))
+        problems.extend(lane_files(conn, repair))
     order = {"error": 0, "warning": 1, "info": 2}
     return sorted(problems, key=lambda p: order[p.severity])  # stable: check order within a severity
 
@@ -137,10 +141,10 @@ def store_counts(conn: sqlite3.Connection) -> StoreCounts:
     return StoreCounts(lanes, jobs, memories, vectors, revisions)
 
 
-def check_store(conn: sqlite3.Connection) -> tuple[list[Problem], StoreCounts]:
-    """Problems and counts from one snapshot: what `memwal-mcp check` reports."""
+def check_store(conn: sqlite3.Connection, *, repair: bool = False) -> tuple[list[Problem], StoreCounts]:
+    """Problems and counts from one snapshot: what `memwal-mcp check` reports (see find_problems)."""
     with _snapshot(conn):
-        return find_problems(conn), store_counts(conn)
+        return find_problems(conn, repair=repair), store_counts(conn)
 
 
 def created_at(conn: sqlite3.Connection) -> float | None:

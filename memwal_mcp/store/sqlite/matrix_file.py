@@ -22,6 +22,7 @@ heads (count x width int8; matrix.quantize_heads), padding to 4 KiB, float rows 
 float32). The checksum covers all but the float rows and the heads (those are 6/7 of what a
 start reads, and a damaged head only costs its row a place among the candidates): 256 heads
 are compared with their quantized rows, and matrix_sync compares a few rows with vec0.
+Rows damaged elsewhere pass those; `memwal-mcp check` compares every one (matrix_check).
 Format 01 held float32 heads (268 MB to read at 1M: 2.5 s from disk); it is rebuilt.
 """
 
@@ -195,39 +196,44 @@ def read(path: Path, database: str, dim: int) -> LaneMatrix | None:
     """The lane as the sidecar holds it, its float rows mapped and its heads turned into
     float32; None if there is none or it cannot be trusted (then it is rebuilt)."""
     try:
-        with open(path, "rb", buffering=0) as f:
-            header = f.read(_HEADER.size)
-            if len(header) < _HEADER.size:
-                raise ValueError("truncated header")
-            magic, file_dim, width, version, count, inode, crc = _HEADER.unpack(header)
-            if magic != _MAGIC:
-                raise ValueError(f"format {magic!r}, not {_MAGIC!r}")
-            if file_dim != dim or width != min(matrix.HEAD_DIMS, dim) or count <= 0:
-                raise ValueError("not a lane file of this dimension")
-            if inode != _inode(database):
-                raise ValueError("written for another database file")
-            parts, floats_at, size = _offsets(dim, width, count)
-            if os.fstat(f.fileno()).st_size != size:
-                raise ValueError("file size does not match its header")
-            check = zlib.crc32(_HEADER.pack(magic, file_dim, width, version, count, inode, 0))
-            kinds = {"basis": (np.float32, (dim, dim)), "rowids": (np.int64, (count,))}
-            arrays: dict[str, np.ndarray] = {}
-            for name, at, _ in parts[:-1]:  # read in place: no second copy
-                kind, shape = kinds.get(name, (np.float32, (count,)))
-                arrays[name] = np.empty(shape, dtype=kind)
-                _read_into(f.fileno(), arrays[name], at, name)
-                check = zlib.crc32(arrays[name].data.cast("B"), check)
-            if check != crc:
-                raise ValueError("checksum mismatch")
-            heads = _read_heads(f.fileno(), parts[-1][1], count, width)
-            if not _heads_agree(f, heads, arrays["scales"], floats_at, dim):
-                raise ValueError("heads differ from their rows")
-            fd = os.dup(f.fileno())
+        return opened(path, database, dim)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, struct.error) as exc:
         log.warning("lane file %s is unusable (%s); rebuilding it", path, exc)
         return None
+
+
+def opened(path: Path, database: str, dim: int) -> LaneMatrix:
+    """`read`, raising why the file cannot be trusted: check (matrix_check) names the reason."""
+    with open(path, "rb", buffering=0) as f:
+        header = f.read(_HEADER.size)
+        if len(header) < _HEADER.size:
+            raise ValueError("truncated header")
+        magic, file_dim, width, version, count, inode, crc = _HEADER.unpack(header)
+        if magic != _MAGIC:
+            raise ValueError(f"format {magic!r}, not {_MAGIC!r}")
+        if file_dim != dim or width != min(matrix.HEAD_DIMS, dim) or count <= 0:
+            raise ValueError("not a lane file of this dimension")
+        if inode != _inode(database):
+            raise ValueError("written for another database file")
+        parts, floats_at, size = _offsets(dim, width, count)
+        if os.fstat(f.fileno()).st_size != size:
+            raise ValueError("file size does not match its header")
+        check = zlib.crc32(_HEADER.pack(magic, file_dim, width, version, count, inode, 0))
+        kinds = {"basis": (np.float32, (dim, dim)), "rowids": (np.int64, (count,))}
+        arrays: dict[str, np.ndarray] = {}
+        for name, at, _ in parts[:-1]:  # read in place: no second copy
+            kind, shape = kinds.get(name, (np.float32, (count,)))
+            arrays[name] = np.empty(shape, dtype=kind)
+            _read_into(f.fileno(), arrays[name], at, name)
+            check = zlib.crc32(arrays[name].data.cast("B"), check)
+        if check != crc:
+            raise ValueError("checksum mismatch")
+        heads = _read_heads(f.fileno(), parts[-1][1], count, width)
+        if not _heads_agree(f, heads, arrays["scales"], floats_at, dim):
+            raise ValueError("heads differ from their rows")
+        fd = os.dup(f.fileno())
     lane = LaneMatrix(version, dim)
     lane.basis, lane.rowids, lane.tails = arrays["basis"], arrays["rowids"], arrays["tails"]
     lane.heads, lane.head_scales, lane.head_errors = heads, arrays["scales"], arrays["errors"]
@@ -263,6 +269,16 @@ def _map(path: Path, fd: int, floats_at: int, lane: LaneMatrix) -> None:
     rows = np.memmap(path, dtype="<f4", mode="c", offset=floats_at, shape=(lane.size, lane.dim))
     lane.blocks = [rows[lo : lo + matrix.BLOCK_ROWS] for lo in range(0, lane.size, matrix.BLOCK_ROWS)]
     lane.mapped = matrix.FileRows(fd, floats_at, lane.size, rows)
+
+
+def rows_read(lane: LaneMatrix, lo: int, hi: int) -> np.ndarray:
+    """Rows lo..hi as the mapped lane's file holds them, read with pread (not faulted in through
+    the mapping, which would leave them in RSS): what check compares with the database."""
+    file = lane.mapped
+    assert file is not None and hi <= file.count
+    rows = np.empty((hi - lo, lane.dim), dtype="<f4")
+    _read_into(file.fd, rows, file.offset + lo * lane.dim * 4, "float rows")
+    return rows
 
 
 def adopt(path: Path, lane: LaneMatrix) -> None:

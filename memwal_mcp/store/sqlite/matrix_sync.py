@@ -70,6 +70,8 @@ def _synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> LaneMa
     version = row[0] if row else 0
     with _registry_lock:
         cached = _lanes.get(key)
+    if cached is not None and _file_unlinked(cached):
+        cached = None  # check deleted it as damaged, or another process wrote it again: map it anew
     if cached is not None and cached.dim == dim:
         if cached.version == version:  # up to date: no lock, so a scan in progress never holds this up
             return cached
@@ -84,6 +86,14 @@ def _synced(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> LaneMa
     with _registry_lock:
         _lanes[key] = fresh
     return fresh
+
+
+def _file_unlinked(cached: LaneMatrix) -> bool:
+    """Whether the sidecar this lane's rows are read from is no longer at its path (an fstat:
+    a microsecond a search). Its rows stay readable through the open file, so without this a
+    server would keep rescoring from a file `memwal-mcp check` found damaged and deleted."""
+    file = cached.mapped
+    return file is not None and os.fstat(file.fd).st_nlink == 0
 
 
 def _apply_changes(

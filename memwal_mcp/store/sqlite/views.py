@@ -245,7 +245,7 @@ class SQLiteReader:
         return transfer_import.unembedded_count(self.conn, owners)
 
     def check(self) -> tuple[list[Problem], StoreCounts]:
-        return integrity.check_store(self.conn)
+        return integrity.check_store(self.conn, repair=True)
 
     def created_at(self) -> float | None:
         return integrity.created_at(self.conn)
