@@ -104,6 +104,13 @@ class StorageSettings(BaseModel):
         description="PostgreSQL: a lane (owner + namespace) with this many live memories gets an HNSW index"
         " of its own, built in the background; dropped when it falls below a quarter of it.",
     )
+    lock_wait_s: float = Field(
+        30.0,
+        gt=0,
+        le=3600,
+        description="PostgreSQL: how long a statement waits for a lock another session holds (a row locked by"
+        " SELECT ... FOR UPDATE) before it fails with 'stayed locked ... try again', as SQLite's writes do after 30 s.",
+    )
 
 
 class EmbeddingSettings(BaseModel):

@@ -245,6 +245,9 @@ class ForgetOutcome:
     # The reverse: the analyze requests the erased facts were extracted from that still hold their
     # source text (a conversation the fact is in, in other words); forgetting a request erases it.
     sources: tuple[str, ...] = ()
+    # What no forget on this backend can remove (store.erasure_left): on PostgreSQL, copies of the
+    # bytes in freed space of its files. None on SQLite, whose forget leaves none once wal_cleared.
+    disk_copies: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -501,10 +501,16 @@ class ForgetOut(BaseModel):
         "it was in; forget a request (its j_... id) to erase that too",
     )
     wal_cleared: bool = Field(
-        description="True: no file of the database holds the text any more. False: the text is erased from "
-        "the tables, but another connection holding an older snapshot keeps copies in the database's files "
-        "(on SQLite the database file itself and its -wal) until its transaction ends; memwal-mcp keeps "
-        "retrying and the reply text names the files"
+        description="True: on SQLite no file of the database holds the text any more; on PostgreSQL its old row "
+        "versions are VACUUMed (see disk_copies). False: the text is erased from the tables, but another "
+        "connection holding an older snapshot keeps copies in the database's files (on SQLite the database "
+        "file itself and its -wal) until its transaction ends; memwal-mcp keeps retrying and the reply text "
+        "names the files"
+    )
+    disk_copies: str | None = Field(
+        default=None,
+        description="Set on PostgreSQL: it does not overwrite the space VACUUM frees, so copies of the bytes may "
+        "remain on the server's disk until reused; says what an operator can do. Unset on SQLite",
     )
 
     @classmethod
@@ -520,10 +526,16 @@ class ForgetOut(BaseModel):
             back_expired=list(outcome.expired_back),
             extracted=list(outcome.extracted) if outcome.extracted is not None else None,
             source_requests=list(outcome.sources),
+            disk_copies=outcome.disk_copies,
         )
 
     def summary(self) -> str:
-        """One line for people, said the same way by the tool and the CLI."""
+        """One line for people, said the same way by the tool and the CLI; on PostgreSQL it ends
+        with what stays on the server's disk, so no reply claims the bytes gone from every file."""
+        said = self._done()
+        return f"{said}; {self.disk_copies}" if self.disk_copies else said
+
+    def _done(self) -> str:
         if self.already_forgotten:
             return f"{self.memory_id} was already forgotten; nothing more was erased"
         if self.extracted is not None:

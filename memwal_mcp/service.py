@@ -530,6 +530,7 @@ class MemoryService:
             expired_back=done.expired_back,
             extracted=extracted,
             sources=sources,
+            disk_copies=self._store.erasure_left,
         )
 
     async def undo(self, owner: str, memory_id: object) -> UndoOutcome:

@@ -89,9 +89,6 @@ async def _settle(service: MemoryService, outs: list[ForgetOut]) -> list[ForgetO
 def _warn_if_kept(service: MemoryService, outs: list[ForgetOut]) -> None:
     kept = [o.memory_id for o in outs if not o.wal_cleared]
     if kept:
-        print(
-            f"memwal-mcp: warning: {erasure_kept(service.erasure_kept)}; once it has, run "
-            f"`memwal-mcp forget {kept[0]}` again to do that",
-            file=sys.stderr,
-        )
+        rerun = service.store.erasure_rerun(f"memwal-mcp forget {kept[0]}")
+        print(f"memwal-mcp: warning: {erasure_kept(rerun)}", file=sys.stderr)
         raise SystemExit(WAL_KEPT_EXIT)

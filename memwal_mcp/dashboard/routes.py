@@ -387,6 +387,8 @@ class Dashboard:
                 session.flash.append(
                     f"No longer superseded, but expired, so still out of search: {', '.join(done.expired_back)}."
                 )
+            if done.disk_copies:  # PostgreSQL: said as the tool and the CLI say it (ForgetOut.summary)
+                session.flash.append(done.disk_copies[0].upper() + done.disk_copies[1:] + ".")
             self._flash_kept(session, done)
         return RedirectResponse(f"{base(request)}/memories", status_code=303)
 

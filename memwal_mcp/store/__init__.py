@@ -26,7 +26,9 @@ def open_store(settings: Settings) -> Store:
     if url is not None:
         from .postgres.backend import PostgresStore
 
-        return PostgresStore(url, hnsw_min_rows=settings.storage.hnsw_min_rows)
+        return PostgresStore(
+            url, hnsw_min_rows=settings.storage.hnsw_min_rows, lock_wait_s=settings.storage.lock_wait_s
+        )
     from .sqlite.backend import SQLiteStore
 
     return SQLiteStore(settings.db_path)

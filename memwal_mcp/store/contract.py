@@ -508,6 +508,17 @@ class Store(Protocol):
         false), and what clears them: the engine's own files and mechanism, which every entry
         point names to the user the same way."""
 
+    def erasure_rerun(self, command: str) -> str:
+        """The same, said to a short-lived process that will not be there to retry (the CLI):
+        where copies remain, who keeps them, and that running `command` again once that session
+        has ended clears them."""
+
+    @property
+    def erasure_left(self) -> str | None:
+        """What even a complete forget (`wal_cleared` true) cannot remove, in the engine's own
+        files, and what an operator can do about it; None when nothing is left (SQLite: secure
+        delete and an emptied log). Every forget reply says it, so none claims more than is true."""
+
     async def backup(self, target: Path, *, force: bool, verify: bool) -> BackupResult:
         """A consistent copy of the whole store in one file while servers keep writing; raises
         InvalidInput naming the right tool where the backend has its own (pg_dump)."""

@@ -323,9 +323,8 @@ async def test_cli_forget_warns_and_exits_3_while_a_reader_keeps_the_log(tmp_pat
         assert (
             "warning: the text is erased from the database's tables, but copies of it may remain in the "
             "database file memwal.db and in its write-ahead log memwal.db-wal while another connection (a "
-            "reader holding an older snapshot) keeps its transaction open; once that transaction ends, the "
-            "next complete checkpoint writes the erased pages over them and empties the log; once it has, "
-            f"run `memwal-mcp forget {secret}` again to do that"
+            "reader holding an older snapshot) keeps its transaction open; when it ends, run "
+            f"`memwal-mcp forget {secret}` again to checkpoint them away"
         ) in err, err
         assert _leaks(db.parent, SECRET)
         # Forgetting again while the reader still holds its snapshot must not claim the files clean.

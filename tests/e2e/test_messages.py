@@ -55,7 +55,8 @@ async def test_counts_read_as_english(server_env, db, tmp_path):
     assert tool_text(repeat).endswith(
         f"-> memory {memory} (the memory does not expire; this fact's own expiry, 2020-01-01, does not shorten it)"
     ), tool_text(repeat)
-    assert tool_text(forgot) == f"Forgot {memory} (2 remember jobs erased)."
+    disk = forgot.structured_content["disk_copies"]  # PostgreSQL: what stays on its disk; SQLite: none
+    assert tool_text(forgot) == f"Forgot {memory} (2 remember jobs erased){f'; {disk}' if disk else ''}."
 
 
 def _extracting(request: dict[str, Any]) -> bool:

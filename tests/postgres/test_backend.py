@@ -140,11 +140,16 @@ async def test_a_forget_waits_out_a_transaction_that_ends_within_its_bound(
 
 async def test_an_older_snapshot_defers_the_erasure_until_it_ends(pg_store: PostgresStore, pg_url: str) -> None:
     secret = await pg_store.write(remember, "alice", "default", SECRET)
-    with psycopg.connect(pg_url) as reader:
+    with psycopg.connect(pg_url, application_name="old-snapshot") as reader:
         reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         assert reader.execute("SELECT count(*) FROM memories").fetchone() == (1,)  # its snapshot is taken
         done = await pg_store.write(lambda w: w.forget_memory("alice", secret.id))
         assert not done.wal_cleared  # the old versions are still visible to `reader`
+        # The CLI's warning names the session to end, and says once what forgetting again does.
+        rerun = pg_store.erasure_rerun(f"memwal-mcp forget {secret.id}")
+        assert f"(held by pid {reader.info.backend_pid} (old-snapshot, idle in transaction since " in rerun, rerun
+        assert rerun.endswith(f"; when it ends, run `memwal-mcp forget {secret.id}` again to VACUUM them away")
+        assert rerun.count("VACUUM") == 1, rerun
         pg_store.owe_erasure()
         assert pg_store.erasure_pending and not await pg_store.settle_erasure(0)
         # Forgetting again, as the warning advises, must not claim the old versions gone yet.

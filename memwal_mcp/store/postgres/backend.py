@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
@@ -33,7 +33,7 @@ from ...errors import InvalidInput, StoreUnavailable
 from ..contract import StoreReader, StoreWriter
 from ..records import BackupResult
 from . import erasure, lane_indexes, rates
-from .connection import connect, pool, redacted
+from .connection import LOCK_WAIT_S, connect, pool, redacted
 from .migrations import apply_migrations
 from .views import PostgresReader, PostgresWriter
 
@@ -60,8 +60,10 @@ class PostgresStore:
         searches: int = SEARCHES,
         hnsw_min_rows: int = lane_indexes.DEFAULT_MIN_ROWS,
         maintain_every_s: float | None = MAINTAIN_EVERY_S,
+        lock_wait_s: float = LOCK_WAIT_S,
     ) -> None:
         self.url = url
+        self.lock_wait_s = lock_wait_s  # a unit of work's longest wait for one lock (lock_timeout)
         self.hnsw_min_rows = hnsw_min_rows
         self._maintain_every_s = maintain_every_s  # None: no pass in the background (maintain_indexes only)
         self._sizes = (units, searches)
@@ -71,6 +73,7 @@ class PostgresStore:
         self._units: ConnectionPool | None = None
         self._searches: ConnectionPool | None = None
         self._erasure_owed = False
+        self._kept_by: list[str] = []  # who kept the last forget's old row versions (erasure.holders)
         self._retry: asyncio.Task[None] | None = None
 
     @property
@@ -99,7 +102,7 @@ class PostgresStore:
         if applied:
             log.info("database %s: applied migrations %s", self.location, ", ".join(applied))
         units, searches = self._sizes
-        self._units = pool(self.url, "memwal-units", units)
+        self._units = pool(self.url, "memwal-units", units, self.lock_wait_s)
         try:
             self._searches = pool(self.url, "memwal-searches", searches)
         except BaseException:
@@ -130,7 +133,7 @@ class PostgresStore:
         units, searches = self._pools()
 
         def run() -> T:
-            with units.connection() as conn:
+            with units.connection() as conn, self._lock_bounded():
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 try:
                     return fn(PostgresReader(conn, searches, self.hnsw_min_rows), *args, **kwargs)
@@ -145,7 +148,7 @@ class PostgresStore:
         units, _ = self._pools()
 
         def run() -> tuple[int, float]:
-            with units.connection() as conn:
+            with units.connection() as conn, self._lock_bounded():
                 return rates.grant(conn, key, want, rate_per_s, burst, now)
 
         return await anyio.to_thread.run_sync(run)
@@ -166,17 +169,32 @@ class PostgresStore:
         units, searches = self._pools()
 
         def run() -> T:
-            with units.connection() as conn:
+            with units.connection() as conn, self._lock_bounded():
+                writer = PostgresWriter(conn, searches, self.hnsw_min_rows)
                 try:
-                    return fn(PostgresWriter(conn, searches, self.hnsw_min_rows), *args, **kwargs)
+                    return fn(writer, *args, **kwargs)
                 finally:
                     _end(conn)
+                    if writer.kept_by is not None:
+                        self._kept_by = writer.kept_by
 
         result = await anyio.to_thread.run_sync(run)
         if self._erasure_owed:
             await self.settle_erasure(0)
         self._schedule_maintenance()
         return result
+
+    @contextlib.contextmanager
+    def _lock_bounded(self) -> Iterator[None]:
+        """A lock wait past lock_timeout (another session holding a row or the write lock) as
+        the SQLite backend says its busy deadline: one line, "try again". The statement's
+        transaction is rolled back by then (nothing half-done), and the write lock with it."""
+        try:
+            yield
+        except psycopg.errors.LockNotAvailable as exc:
+            raise StoreUnavailable(
+                f"the database {self.location} stayed locked by another session for {self.lock_wait_s:g}s; try again"
+            ) from exc
 
     # --- lane indexes ------------------------------------------------------------------
 
@@ -230,11 +248,23 @@ class PostgresStore:
 
     @property
     def erasure_kept(self) -> str:
+        return f"{self._kept_where()}; once it ends, VACUUM removes them"
+
+    def erasure_rerun(self, command: str) -> str:
+        return f"{self._kept_where()}; when it ends, run `{command}` again to VACUUM them away"
+
+    def _kept_where(self) -> str:
+        """Which session keeps the old row versions, as the last VACUUM that could not remove
+        them found it: the user can only end a transaction they can name."""
+        held = f"held by {'; '.join(self._kept_by)}" if self._kept_by else "a reader holding an older snapshot"
         return (
             "old row versions in the database's table files still hold it while another transaction that "
-            "began before the forget (a reader holding an older snapshot) stays open; once it ends, VACUUM "
-            "removes them"
+            f"began before the forget stays open ({held})"
         )
+
+    @property
+    def erasure_left(self) -> str | None:
+        return erasure.left_on_disk()
 
     def owe_erasure(self) -> None:
         """A forget's old row versions are still kept (an older snapshot): VACUUM again on a
@@ -267,8 +297,11 @@ class PostgresStore:
         units, _ = self._pools()
 
         def run() -> bool:
-            with units.connection() as conn:
-                return erasure.vacuum(conn)
+            with units.connection() as conn, self._lock_bounded():
+                cleared = erasure.vacuum(conn)
+                if not cleared:
+                    self._kept_by = erasure.holders(conn)
+                return cleared
 
         cleared = await anyio.to_thread.run_sync(run)
         if not cleared and wait_ms > 0:
@@ -276,6 +309,7 @@ class PostgresStore:
             cleared = await anyio.to_thread.run_sync(run)
         if cleared:
             self._erasure_owed = False
+            self._kept_by = []
             log.info("database %s: no old row version of forgotten text is left in its tables", self.location)
         return cleared
 

@@ -26,6 +26,11 @@ WRITE_LOCK = f"SELECT pg_advisory_xact_lock({ADVISORY_NAMESPACE}, 2)"
 # (3: the builder of lane indexes, lane_indexes.py, a session-level lock.)
 
 APPLICATION_NAME = "memwal-mcp"
+# How long a statement of a unit of work may wait for a lock another session holds (a row locked
+# by `SELECT ... FOR UPDATE` in an open psql session, the write lock held by a stuck writer)
+# before it fails with LockNotAvailable: the SQLite backend's WRITE_DEADLINE_S, so neither backend
+# lets a forget or a curation job wait without limit while holding the write lock.
+LOCK_WAIT_S = 30.0
 
 
 def is_url(value: str | None) -> bool:
@@ -59,20 +64,25 @@ def connect(url: str) -> psycopg.Connection:
         raise StoreUnavailable(f"cannot connect to PostgreSQL at {redacted(url)}: {_first_line(exc)}") from exc
 
 
-def _configure(conn: psycopg.Connection) -> None:
+def _configure(conn: psycopg.Connection, lock_wait_s: float | None = None) -> None:
     from pgvector.psycopg import register_vector
 
     register_vector(conn)
+    if lock_wait_s is not None:  # SET, not a connection option: a URL's own options stay as given
+        conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{max(1, round(lock_wait_s * 1000))}ms",))
 
 
-def pool(url: str, name: str, max_size: int) -> ConnectionPool:
-    """A pool of autocommit connections that know pgvector's type (the schema exists by now)."""
+def pool(url: str, name: str, max_size: int, lock_wait_s: float | None = None) -> ConnectionPool:
+    """A pool of autocommit connections that know pgvector's type (the schema exists by now).
+
+    `lock_wait_s` sets the server's lock_timeout on each of them: a statement waiting longer for
+    a lock fails (LockNotAvailable) and its transaction rolls back, releasing what it held."""
     opened: ConnectionPool = ConnectionPool(
         url,
         min_size=1,
         max_size=max_size,
         kwargs={"autocommit": True, "application_name": APPLICATION_NAME, "connect_timeout": 10},
-        configure=_configure,
+        configure=lambda conn: _configure(conn, lock_wait_s),
         name=name,
         open=False,
         timeout=60.0,

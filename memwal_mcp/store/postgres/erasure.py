@@ -7,8 +7,10 @@ export) keeps them. VACUUM VERBOSE says how many it had to keep ("N are dead but
 removable"); until that is 0 everywhere the store owes the erasure and retries it, like the
 SQLite backend retries emptying its write-ahead log.
 
-Beyond this the server's own files are PostgreSQL's to manage: its write-ahead log segments
-and replicas, and freed space inside pages, may hold the bytes until they are recycled.
+Beyond this the server's own files are PostgreSQL's to manage: VACUUM marks the space free
+but does not overwrite it, so the table files, the write-ahead log segments and replicas may
+hold the bytes until they are reused or recycled. A forget cannot change that, so its reply
+says so (`left_on_disk`) instead of claiming the bytes gone from every file.
 """
 
 from __future__ import annotations
@@ -36,6 +38,18 @@ FORGET_AGAIN_WAIT_MS = 200  # forgetting again: nothing was erased now, an earli
 _FIRST_PAUSE_S = 0.02
 
 
+def left_on_disk() -> str:
+    """What every PostgreSQL forget leaves, even one whose VACUUM kept nothing, and what an
+    operator can do about it: the rows are gone from every query, not the bytes from the disk."""
+    return (
+        "the rows are erased and VACUUMed, but PostgreSQL does not overwrite freed space in its data files "
+        "and write-ahead log, so copies of the bytes may remain on the server's disk until that space is "
+        f"reused; to remove them, an operator can run VACUUM FULL (or pg_repack) on {', '.join(TABLES)} and "
+        f"{vectors.VECTOR_TABLE}*, let the old WAL segments be recycled (CHECKPOINT), and keep the disk "
+        "encrypted at rest (replicas and base backups hold copies of their own)"
+    )
+
+
 def vacuum(conn: Connection) -> bool:
     """VACUUM the tables a forget changed; True when no dead row version had to be kept."""
     if conn.info.transaction_status != TransactionStatus.IDLE:
@@ -57,19 +71,21 @@ def vacuum(conn: Connection) -> bool:
     return not any(kept)
 
 
-def vacuum_waiting(conn: Connection, wait_ms: int) -> bool:
+def vacuum_waiting(conn: Connection, wait_ms: int) -> list[str] | None:
     """`vacuum`, again with growing pauses while a transaction that began before the forget
-    keeps the old row versions, for up to `wait_ms`; names those transactions when it gives up."""
+    keeps the old row versions, for up to `wait_ms`. None when none is kept; else the sessions
+    keeping them (`holders`), also logged, so the reply can say whose transaction to end."""
     deadline = time.monotonic() + wait_ms / 1000
     pause = _FIRST_PAUSE_S
     while not vacuum(conn):
         left = deadline - time.monotonic()
         if left <= 0:
-            log.warning("old row versions of forgotten text are kept by: %s", "; ".join(holders(conn)) or "unknown")
-            return False
+            kept_by = holders(conn)
+            log.warning("old row versions of forgotten text are kept by: %s", "; ".join(kept_by) or "unknown")
+            return kept_by
         time.sleep(min(pause, left))
         pause *= 2
-    return True
+    return None
 
 
 def holders(conn: Connection) -> list[str]:
@@ -82,7 +98,7 @@ def holders(conn: Connection) -> list[str]:
     ).fetchall()
     return [
         f"pid {pid} ({app or 'no application name'}, {state or 'no state'}"
-        + (f", transaction since {start:%H:%M:%S}" if start is not None else "")
+        + (f" since {start:%H:%M:%S}" if start is not None else "")
         + ")"
         for pid, app, state, start in rows
     ]

@@ -290,7 +290,15 @@ class PostgresReader:
 
 
 class PostgresWriter(PostgresReader):
-    __slots__ = ()
+    # The sessions that kept a forget's old row versions from VACUUM, when one did: the store
+    # names them in what it says is left (PostgresStore.erasure_kept).
+    __slots__ = ("kept_by",)
+
+    def __init__(
+        self, conn: Connection, searches: ConnectionPool, hnsw_min_rows: int = lane_indexes.DEFAULT_MIN_ROWS
+    ) -> None:
+        super().__init__(conn, searches, hnsw_min_rows)
+        self.kept_by: list[str] | None = None
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -436,7 +444,8 @@ class PostgresWriter(PostgresReader):
         # Also when it was forgotten before: forgetting again is what the warning tells a user to
         # do once the old transaction has ended, so its answer must say whether VACUUM could.
         wait = erasure.FORGET_AGAIN_WAIT_MS if done.already else erasure.FORGET_WAIT_MS
-        return replace(done, wal_cleared=erasure.vacuum_waiting(self.conn, wait))
+        self.kept_by = erasure.vacuum_waiting(self.conn, wait)
+        return replace(done, wal_cleared=self.kept_by is None)
 
     def undo_last_change(self, owner: str, memory_id: str) -> Undone:
         return forget_and_undo.undo_last_change(self, lifecycle.PostgresLifecycle(self.conn), owner, memory_id)

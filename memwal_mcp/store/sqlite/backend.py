@@ -16,7 +16,7 @@ import anyio
 from ..contract import StoreReader, StoreWriter
 from ..records import BackupResult
 from .backup import backup_database
-from .connection import kept_copies
+from .connection import kept_copies, kept_copies_rerun
 from .database import Database
 from .views import SQLiteReader, SQLiteWriter
 
@@ -77,6 +77,13 @@ class SQLiteStore:
     @property
     def erasure_kept(self) -> str:
         return kept_copies(self.db.path)
+
+    def erasure_rerun(self, command: str) -> str:
+        return kept_copies_rerun(self.db.path, command)
+
+    @property
+    def erasure_left(self) -> str | None:
+        return None  # secure_delete overwrote the rows' pages, and the emptied log holds no frame
 
     async def backup(self, target: Path, *, force: bool, verify: bool) -> BackupResult:
         return await anyio.to_thread.run_sync(lambda: backup_database(self.db.path, target, force=force, verify=verify))

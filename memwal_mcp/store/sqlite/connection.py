@@ -134,10 +134,22 @@ def kept_copies(path: Path) -> str:
     itself, and the forget's clean pages cannot be copied over those while the reader still reads
     them; frames written after the last checkpoint are in the -wal. The -shm holds no row data."""
     return (
+        f"{_kept_where(path)}; once that transaction ends, the next complete checkpoint writes the erased "
+        "pages over them and empties the log"
+    )
+
+
+def kept_copies_rerun(path: Path, command: str) -> str:
+    """kept_copies for a process that leaves before the reader ends: running `command` again
+    (a forget's own checkpoint) is what clears them then."""
+    return f"{_kept_where(path)}; when it ends, run `{command}` again to checkpoint them away"
+
+
+def _kept_where(path: Path) -> str:
+    return (
         f"copies of it may remain in the database file {path.name} and in its write-ahead log "
         f"{path.name}-wal while another connection (a reader holding an older snapshot) keeps its "
-        "transaction open; once that transaction ends, the next complete checkpoint writes the erased "
-        "pages over them and empties the log"
+        "transaction open"
     )
 
 

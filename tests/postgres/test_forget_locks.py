@@ -1,0 +1,74 @@
+"""A forget on PostgreSQL facing another session: a row lock it cannot get ends it within
+`[storage] lock_wait_s`, as SQLite's busy deadline does, with nothing erased and the write lock
+released; and every forget reply says what PostgreSQL leaves on its disk."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import anyio
+import psycopg
+import pytest
+
+from memwal_mcp.config import load_settings
+from memwal_mcp.embedding import FastEmbedEmbedder
+from memwal_mcp.errors import StoreUnavailable
+from memwal_mcp.schemas import ForgetOut
+from memwal_mcp.service import MemoryService
+
+from ..store_contract.helpers import remember
+
+SECRET = "The boathouse key code is 9931 frobnitzel"
+LOCK_WAIT_S = 0.5
+
+
+async def test_a_row_lock_ends_the_forget_in_time_and_damages_nothing(
+    tmp_path: Path, pg_url: str, embedder: FastEmbedEmbedder
+) -> None:
+    service = MemoryService(load_settings(db_url=pg_url, storage={"lock_wait_s": LOCK_WAIT_S}), embedder=embedder)
+    async with service.running():
+        secret = await service.store.write(remember, "alice", "default", SECRET)
+        with psycopg.connect(pg_url, application_name="row-locker") as holder:
+            holder.execute("BEGIN")
+            holder.execute("SELECT 1 FROM memories WHERE id = %s FOR UPDATE", (secret.id,))
+            started = time.monotonic()
+            with pytest.raises(StoreUnavailable) as refused:
+                await service.forget("alice", secret.id)
+            assert time.monotonic() - started < LOCK_WAIT_S + 5
+            message = str(refused.value)
+            assert "\n" not in message
+            assert message.endswith(f"stayed locked by another session for {LOCK_WAIT_S:g}s; try again"), message
+            # The write lock went with the rolled-back transaction: another owner's write goes on.
+            with anyio.fail_after(10):
+                await service.store.write(remember, "bob", "default", "Bob's bike is blue")
+            holder.rollback()
+        # Nothing was half-done: the memory is whole and found.
+        found = await service.recall("alice", "boathouse key code", limit=5)
+        assert [hit.text for hit in found.hits] == [SECRET]
+        done = ForgetOut.of(await service.forget("alice", secret.id))
+        assert done.wal_cleared and not done.already_forgotten
+        assert not (await service.recall("alice", "boathouse key code", limit=5)).hits
+
+
+async def test_the_reply_says_copies_may_remain_on_the_servers_disk(
+    tmp_path: Path, pg_url: str, embedder: FastEmbedEmbedder
+) -> None:
+    """VACUUM frees the space but PostgreSQL does not overwrite it: `wal_cleared` must not be
+    read as "gone from every file", so the reply names what remains and what an operator can do."""
+    service = MemoryService(load_settings(db_url=pg_url), embedder=embedder)
+    async with service.running():
+        secret = await service.store.write(remember, "alice", "default", SECRET)
+        out = ForgetOut.of(await service.forget("alice", secret.id))
+    assert out.wal_cleared
+    said = out.summary()
+    assert said.startswith(f"forgot {secret.id} (")
+    for part in (
+        "the rows are erased and VACUUMed",
+        "PostgreSQL does not overwrite freed space in its data files and write-ahead log",
+        "copies of the bytes may remain on the server's disk",
+        "VACUUM FULL",
+        "encrypted at rest",
+    ):
+        assert part in said, said
+    assert out.disk_copies is not None and out.disk_copies in said
