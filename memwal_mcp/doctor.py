@@ -486,7 +486,7 @@ def check_lane_files(integrity: Integrity) -> Check:
     detail = f"{len(lanes)} lane file{'s' if len(lanes) != 1 else ''}: " + "; ".join(
         f"lane {p.ref}: {p.detail}" for p in lanes
     )
-    if any(p.code == "lane_file_damaged" for p in lanes):
+    if any(p.severity == "error" for p in lanes):
         fix = "run `memwal-mcp check`: it deletes a damaged lane file, and the next load rebuilds it from the database"
         return Check("lane files", "fail", detail, fix, data)
     return Check("lane files", "ok", detail, data=data)

@@ -419,3 +419,46 @@ async def test_check_finds_rows_damaged_inside_the_lane_file_and_deletes_it_so_r
     clean = [p for p in problems if p.code.startswith("lane_file")]
     assert [p.code for p in clean] == ["lane_file"] and path.name in clean[0].detail
     assert not [p for p in problems if p.severity == "error"]
+
+
+async def test_check_deletes_a_lane_file_a_load_would_refuse_so_a_server_mapping_it_reads_the_lane_again(
+    make_settings, embedder, small_thresholds
+):
+    """A file damaged after a server mapped it: a load would refuse it, but the server goes on
+    reading it. check must say so as an error and delete it (doctor only reports), and the
+    lane is read again from the database: exact scores."""
+    from memwal_mcp import doctor
+    from memwal_mcp.store.sqlite.health import probe_database
+
+    settings = make_settings(recall={"mode": "dense"})
+    await _filled(settings, embedder)
+    table, dim, lane = _lane(settings)
+    path = matrix_file.path_for(str(settings.db_path), table, lane)
+    assert path is not None
+    _restart()
+    mapped = _sync(settings)
+    size = path.stat().st_size
+    with open(path, "r+b") as f:  # the tail (float rows) zeroed in place: same inode, same size
+        f.seek(size - 16384)
+        f.write(b"\0" * 16384)
+
+    database = probe_database(settings.db_path)
+    assert database is not None and database.integrity is not None
+    (line,) = [p for p in database.integrity.problems if p.code == "lane_file_unusable"]
+    assert line.severity == "error" and path.name in line.detail and "memwal-mcp check" in line.detail
+    assert doctor.check_lane_files(database.integrity).status == "fail"
+    assert path.exists()
+
+    svc = MemoryService(settings, embedder=embedder)
+    async with svc.running(worker=False):
+        problems, _ = await svc.store.read(lambda reader: reader.check())
+    (line,) = [p for p in problems if p.code == "lane_file_unusable"]
+    assert line.severity == "error" and "deleted" in line.detail
+
+    vectors = _stored_vectors(settings, table)
+    query = embedder.embed_query("which rack runs service k")
+    again = _sync(settings)
+    assert again is not mapped
+    hits = matrix.nearest_in(again, query, 5)
+    assert [s for _, s in hits] == pytest.approx([float(vectors[pk] @ query) for pk, _ in hits], abs=1e-5)
+    assert [pk for pk, _ in hits] == sorted(vectors, key=lambda pk: -float(vectors[pk] @ query))[:5]

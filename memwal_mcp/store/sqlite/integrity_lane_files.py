@@ -10,6 +10,7 @@ it may not (doctor, which changes nothing).
 from __future__ import annotations
 
 import sqlite3
+from typing import Literal
 
 from ..records import Problem
 from . import matrix_check
@@ -44,13 +45,23 @@ def lane_files(conn: sqlite3.Connection, repair: bool) -> list[Problem]:
 def _line(state: matrix_check.FileState, repair: bool, lane: str) -> Problem:
     name = state.path.name
     if state.unusable is not None:
-        return Problem(
-            "info",
-            "lane_file_unusable",
-            f"{name} is unusable ({state.unusable}): its next load rebuilds it",
-            "lanes",
-            lane,
-        )
+        # A load would rebuild it, but a server that mapped the file before it went bad still
+        # reads it: check deletes it (a server notices and reloads) and counts damage as an error.
+        severity: Literal["error", "info"] = "error" if matrix_check.unusable_by_damage(state) else "info"
+        found = f"{name} is unusable ({state.unusable})"
+        if not repair:
+            return Problem(
+                severity,
+                "lane_file_unusable",
+                f"{found}; `memwal-mcp check` deletes it so it is rebuilt (a server already reading it goes on until then)",
+                "lanes",
+                lane,
+            )
+        if matrix_check.discard(state):
+            return Problem(
+                severity, "lane_file_unusable", f"{found}; deleted, the next load rebuilds it", "lanes", lane
+            )
+        return Problem("info", "lane_file_busy", f"{name} changed while check read it: run check again", "lanes", lane)
     if state.newer:
         return Problem(
             "info", "lane_file_busy", f"{name} was written after this check began: not compared", "lanes", lane

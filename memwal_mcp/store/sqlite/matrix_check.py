@@ -64,11 +64,14 @@ def verify(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> FileSta
         return None
     try:
         stamp = _stamp(path)
+    except FileNotFoundError:
+        return None
+    try:
         held = matrix_file.opened(path, database, dim)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, struct.error) as exc:
-        return FileState(path, unusable=str(exc))
+        return FileState(path, unusable=str(exc), stamp=stamp)
     row = conn.execute("SELECT vec_version FROM lanes WHERE id = ?", (lane,)).fetchone()
     if held.version > (row[0] if row else 0):
         return FileState(path, held.size, newer=True, stamp=stamp)
@@ -115,6 +118,15 @@ def _differing_rows(
     codes, scales = matrix.quantize_heads(rows[:, : held.heads.shape[1]])
     bad |= (codes != held.heads[lo:hi][picked]).any(axis=1) | (scales != held.head_scales[lo:hi][picked])
     return int(np.count_nonzero(bad))
+
+
+# Why a load may refuse a sound file: an older format (rewritten on first use), or a copy of
+# another database's file. Any other reason is damage.
+_NOT_DAMAGE = ("written for another database file", "format ")
+
+
+def unusable_by_damage(state: FileState) -> bool:
+    return state.unusable is not None and not state.unusable.startswith(_NOT_DAMAGE)
 
 
 def discard(state: FileState) -> bool:
