@@ -509,8 +509,9 @@ class ForgetOut(BaseModel):
     )
     disk_copies: str | None = Field(
         default=None,
-        description="Set on PostgreSQL: it does not overwrite the space VACUUM frees, so copies of the bytes may "
-        "remain on the server's disk until reused; says what an operator can do. Unset on SQLite",
+        description="Set on PostgreSQL: whether VACUUM removed the old row versions (as wal_cleared says, naming "
+        "the transaction that keeps them), then that PostgreSQL does not overwrite the space VACUUM frees, so copies "
+        "of the bytes may remain on the server's disk until reused, and what an operator can do. Unset on SQLite",
     )
 
     @classmethod

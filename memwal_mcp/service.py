@@ -530,7 +530,7 @@ class MemoryService:
             expired_back=done.expired_back,
             extracted=extracted,
             sources=sources,
-            disk_copies=self._store.erasure_left,
+            disk_copies=self._store.erasure_left(done.wal_cleared, done.already),
         )
 
     async def undo(self, owner: str, memory_id: object) -> UndoOutcome:

@@ -83,12 +83,22 @@ async def _settle(service: MemoryService, outs: list[ForgetOut]) -> list[ForgetO
     if all(o.wal_cleared for o in outs):
         return outs
     cleared = await service.store.settle_erasure(WAL_FINAL_WAIT_MS)
-    return [o.model_copy(update={"wal_cleared": o.wal_cleared or cleared}) for o in outs]
+    # What stays on the disk is said again as the files now are (kept, or VACUUMed after all).
+    return [
+        o
+        if o.wal_cleared
+        else o.model_copy(
+            update={"wal_cleared": cleared, "disk_copies": service.store.erasure_left(cleared, o.already_forgotten)}
+        )
+        for o in outs
+    ]
 
 
 def _warn_if_kept(service: MemoryService, outs: list[ForgetOut]) -> None:
-    kept = [o.memory_id for o in outs if not o.wal_cleared]
+    kept = list(dict.fromkeys(o.memory_id for o in outs if not o.wal_cleared))
     if kept:
-        rerun = service.store.erasure_rerun(f"memwal-mcp forget {kept[0]}")
+        # Every id whose copies are kept, in one command line: forgetting only the first would
+        # leave the others' copies once the reader has ended.
+        rerun = service.store.erasure_rerun("; ".join(f"memwal-mcp forget {memory_id}" for memory_id in kept))
         print(f"memwal-mcp: warning: {erasure_kept(rerun)}", file=sys.stderr)
         raise SystemExit(WAL_KEPT_EXIT)

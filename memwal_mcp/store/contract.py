@@ -513,11 +513,12 @@ class Store(Protocol):
         where copies remain, who keeps them, and that running `command` again once that session
         has ended clears them."""
 
-    @property
-    def erasure_left(self) -> str | None:
+    def erasure_left(self, cleared: bool, already: bool) -> str | None:
         """What even a complete forget (`wal_cleared` true) cannot remove, in the engine's own
         files, and what an operator can do about it; None when nothing is left (SQLite: secure
-        delete and an emptied log). Every forget reply says it, so none claims more than is true."""
+        delete and an emptied log). Said as the forget found it: `cleared` is its `wal_cleared`,
+        `already` that it erased nothing this time. Every forget reply says it, so none claims
+        more than is true."""
 
     async def backup(self, target: Path, *, force: bool, verify: bool) -> BackupResult:
         """A consistent copy of the whole store in one file while servers keep writing; raises

@@ -4,6 +4,8 @@ released; and every forget reply says what PostgreSQL leaves on its disk."""
 
 from __future__ import annotations
 
+import argparse
+import json
 import time
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import anyio
 import psycopg
 import pytest
 
+from memwal_mcp.commands import forget
 from memwal_mcp.config import load_settings
 from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.errors import StoreUnavailable
@@ -72,3 +75,62 @@ async def test_the_reply_says_copies_may_remain_on_the_servers_disk(
     ):
         assert part in said, said
     assert out.disk_copies is not None and out.disk_copies in said
+
+
+SECOND = "The boathouse alarm code is 4417 frobnitzel"
+
+
+def _forget_args(**given: object) -> argparse.Namespace:
+    args = {"memory_id": None, "query": None, "limit": 5, "namespace": "default", "dry_run": False, "yes": True}
+    return argparse.Namespace(**{**args, "json": True, **given})
+
+
+async def test_a_forget_whose_old_versions_are_kept_says_so_and_names_every_id_to_forget_again(
+    pg_url: str, embedder: FastEmbedEmbedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An older snapshot keeps the old row versions of both hits: the note must not say they were
+    VACUUMed, and the warning must name each id whose copies are kept, not only the first."""
+    service = MemoryService(load_settings(db_url=pg_url), embedder=embedder)
+    async with service.running():
+        owner = service.settings.owner  # the CLI's
+        first = await service.store.write(remember, owner, "default", SECRET)
+        second = await service.store.write(remember, owner, "default", SECOND)
+        with psycopg.connect(pg_url, application_name="old-snapshot") as reader:
+            reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            reader.execute("SELECT count(*) FROM memories").fetchone()
+            with pytest.raises(SystemExit) as exited:
+                await forget.run(service, _forget_args(query="boathouse frobnitzel code"))
+            reader.rollback()
+            pid = reader.info.backend_pid
+    assert exited.value.code == forget.WAL_KEPT_EXIT
+    said = capsys.readouterr()
+    outs = json.loads(said.out)
+    assert sorted(o["memory_id"] for o in outs) == sorted([first.id, second.id])
+    assert "\n" not in said.err.strip(), said.err
+    ids = "; ".join(f"memwal-mcp forget {o['memory_id']}" for o in outs)
+    assert f"when it ends, run `{ids}` again to VACUUM them away" in said.err, said.err
+    for out in outs:
+        assert out["wal_cleared"] is False, out
+        note = out["disk_copies"]
+        assert "VACUUMed" not in note, note
+        assert note.startswith(f"the rows are erased, but their old row versions are still kept by pid {pid} ("), note
+        assert "until that transaction ends and the forget is run again" in note, note
+        assert "PostgreSQL does not overwrite freed space" in note and "VACUUM FULL" in note, note
+
+
+async def test_forgetting_again_does_not_claim_to_have_vacuumed_what_it_erased_before(
+    pg_url: str, embedder: FastEmbedEmbedder
+) -> None:
+    service = MemoryService(load_settings(db_url=pg_url), embedder=embedder)
+    async with service.running():
+        secret = await service.store.write(remember, "alice", "default", SECRET)
+        await service.forget("alice", secret.id)
+        again = ForgetOut.of(await service.forget("alice", secret.id))
+    assert again.already_forgotten and again.wal_cleared
+    said = again.summary()
+    assert said.startswith(
+        f"{secret.id} was already forgotten; nothing more was erased; its rows were erased when it was first "
+        "forgotten and no old version of them is left for VACUUM to remove, but PostgreSQL does not overwrite "
+        "freed space"
+    ), said
+    assert "erased and VACUUMed" not in said, said

@@ -262,9 +262,8 @@ class PostgresStore:
             f"began before the forget stays open ({held})"
         )
 
-    @property
-    def erasure_left(self) -> str | None:
-        return erasure.left_on_disk()
+    def erasure_left(self, cleared: bool, already: bool) -> str | None:
+        return erasure.left_on_disk(cleared=cleared, already=already, kept_by=() if cleared else self._kept_by)
 
     def owe_erasure(self) -> None:
         """A forget's old row versions are still kept (an older snapshot): VACUUM again on a

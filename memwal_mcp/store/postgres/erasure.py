@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Sequence
 
 import psycopg
 from psycopg import Connection
@@ -38,11 +39,25 @@ FORGET_AGAIN_WAIT_MS = 200  # forgetting again: nothing was erased now, an earli
 _FIRST_PAUSE_S = 0.02
 
 
-def left_on_disk() -> str:
-    """What every PostgreSQL forget leaves, even one whose VACUUM kept nothing, and what an
-    operator can do about it: the rows are gone from every query, not the bytes from the disk."""
-    return (
-        "the rows are erased and VACUUMed, but PostgreSQL does not overwrite freed space in its data files "
+def left_on_disk(*, cleared: bool, already: bool, kept_by: Sequence[str] = ()) -> str:
+    """What a PostgreSQL forget leaves, said as this call found it: whether VACUUM removed the
+    old row versions (`cleared`; else who keeps them, `kept_by`), without claiming a VACUUM of
+    rows this call did not erase (`already`), and then what every forget leaves, even one whose
+    VACUUM kept nothing, and what an operator can do: the rows are gone from every query, not
+    the bytes from the disk."""
+    erased = "its rows were erased when it was first forgotten" if already else "the rows are erased"
+    if not cleared:
+        held = f"by {'; '.join(kept_by)}" if kept_by else "by a transaction that began before the forget"
+        done = (
+            f"{erased}, but their old row versions are still kept {held} until that transaction ends and the "
+            "forget is run again (a running server retries it on its own), and even then "
+        )
+    elif already:
+        done = f"{erased} and no old version of them is left for VACUUM to remove, but "
+    else:
+        done = "the rows are erased and VACUUMed, but "
+    return done + (
+        "PostgreSQL does not overwrite freed space in its data files "
         "and write-ahead log, so copies of the bytes may remain on the server's disk until that space is "
         f"reused; to remove them, an operator can run VACUUM FULL (or pg_repack) on {', '.join(TABLES)} and "
         f"{vectors.VECTOR_TABLE}*, let the old WAL segments be recycled (CHECKPOINT), and keep the disk "

@@ -81,8 +81,7 @@ class SQLiteStore:
     def erasure_rerun(self, command: str) -> str:
         return kept_copies_rerun(self.db.path, command)
 
-    @property
-    def erasure_left(self) -> str | None:
+    def erasure_left(self, cleared: bool, already: bool) -> str | None:
         return None  # secure_delete overwrote the rows' pages, and the emptied log holds no frame
 
     async def backup(self, target: Path, *, force: bool, verify: bool) -> BackupResult:
