@@ -6,6 +6,7 @@ MemwalError
 │   └── ImportFormatError    an import file is malformed (names the file and line)
 ├── NotFound                no such job or memory for this owner
 ├── StoreUnavailable        SQLite cannot be opened with sqlite-vec
+│   └── StoreBusy           another session held a lock past the wait bound: try again
 ├── UnsafeConfiguration     refusing to start as configured (e.g. open HTTP without tokens)
 └── EmbeddingError          the model cannot load, or does not fit the database
 """
@@ -33,6 +34,13 @@ class NotFound(MemwalError):
 
 class StoreUnavailable(MemwalError):
     """The database cannot be opened with the extensions memwal-mcp needs."""
+
+
+class StoreBusy(StoreUnavailable):
+    """Another session or process held a lock longer than the store waits ([storage] lock_wait_s
+    on PostgreSQL, the busy deadline on SQLite). Nothing was written; the same work succeeds once
+    the lock is released, so it is no failure of what was being written (the curation worker
+    retries it without counting an attempt)."""
 
 
 class UnsafeConfiguration(MemwalError):

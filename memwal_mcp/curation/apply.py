@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..config import CurationSettings
+from ..errors import StoreBusy
 from ..normalize import norm_key
 from ..store import StoreReader, StoreWriter, VectorMatch
 from ..store.records import JobWithdrawn, QueuedJob
@@ -133,6 +134,8 @@ def curate_until_llm(
                     nominate.created(rowid, vectors.get(job.id))
             except JobWithdrawn:  # a forget erased it meanwhile: its savepoint wrote nothing of it
                 continue
+            except StoreBusy:  # another session's lock, not this job's fault: the worker retries the run
+                raise
             except Exception as exc:  # one bad job must not stall its lane: retry it later
                 log.exception("curation of job %s failed", job.id)
                 _reschedule(writer, job, f"{type(exc).__name__}: {exc}", settings.max_attempts)
@@ -237,7 +240,7 @@ def apply_plan(
                 memory_id, decision = plan.target.id, plan.decision
             writer.mark_done(job.id, decision, memory_id, now)
             writer.bump_counters(markers)
-    except LeaseLost:
+    except (LeaseLost, StoreBusy):  # StoreBusy: another session's lock; the worker retries, no attempt counted
         raise
     except JobWithdrawn:  # a forget erased it while the LLM thought: write nothing of it
         log.info("job %s was forgotten while it was curated; its outcome is dropped", job.id)
@@ -264,6 +267,17 @@ def needs_vector(reader: StoreReader, lane: int, batch: Sequence[QueuedJob], cur
             wanted.append(job.id)
         seen.add(key)
     return wanted
+
+
+# The worker's pause between passes while the database stays locked by another session
+# (StoreBusy): the jobs' own backoff (retry_delay_s), capped lower -- each pass already waits
+# lock_wait_s for the lock, and the jobs should go on soon after it is released.
+BUSY_RETRY_MAX_S = 5.0
+
+
+def busy_retry_s(passes_so_far: int) -> float:
+    """0.5 s, 1 s, 2 s, 4 s, then 5 s between passes that met a lock."""
+    return min(BUSY_RETRY_MAX_S, retry_delay_s(passes_so_far))
 
 
 def retry_delay_s(attempts_so_far: int) -> float:

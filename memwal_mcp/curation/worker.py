@@ -20,11 +20,11 @@ from anyio.streams.memory import MemoryObjectSendStream
 from ..concurrently import side_by_side
 from ..config import CurationSettings
 from ..embedding import Embedder, LazyEmbedder, background_embed
-from ..errors import EmbeddingError
+from ..errors import EmbeddingError, StoreBusy
 from ..store import Store, VectorMatch
 from ..store.leases import lease_holder_id
 from ..store.records import QueuedJob
-from .apply import LeaseLost, apply_plan, curate_until_llm, needs_vector, record_failures
+from .apply import LeaseLost, apply_plan, busy_retry_s, curate_until_llm, needs_vector, record_failures
 from .deferred import count_pass
 from .evaluator import Evaluation
 from .llm import Decider
@@ -83,13 +83,26 @@ class CurationWorker:
 
     async def run(self) -> None:
         """Work until cancelled."""
+        busy_passes = 0
         while True:
             self._hurry = False
             try:
                 worked = await self.run_once()
+            except StoreBusy as exc:
+                # Another session holds a lock (a LOCK TABLE, a VACUUM FULL): the pass wrote
+                # nothing and counted no attempt, so its jobs stay queued; try them again with a
+                # growing pause. One line for the whole wait, not a traceback per pass.
+                if busy_passes == 0:
+                    log.warning("curation paused until the lock is released, its jobs kept queued (%s)", exc)
+                await anyio.sleep(busy_retry_s(busy_passes))
+                busy_passes += 1
+                continue
             except Exception:  # keep serving: a broken pass must not kill the worker task
                 log.exception("curation pass failed")
                 worked = False
+            if busy_passes:
+                log.info("the database lock is released; curation goes on")
+                busy_passes = 0
             if not worked:
                 if not await self._count_deferred():
                     with anyio.move_on_after(self._settings.poll_interval_s):

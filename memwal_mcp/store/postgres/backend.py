@@ -29,7 +29,7 @@ import psycopg
 from psycopg import Connection
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...errors import InvalidInput, StoreUnavailable
+from ...errors import InvalidInput, StoreBusy, StoreUnavailable
 from ..contract import StoreReader, StoreWriter
 from ..records import BackupResult
 from . import erasure, lane_indexes, rates
@@ -170,7 +170,7 @@ class PostgresStore:
 
         def run() -> T:
             with units.connection() as conn, self._lock_bounded():
-                writer = PostgresWriter(conn, searches, self.hnsw_min_rows)
+                writer = PostgresWriter(conn, searches, self.hnsw_min_rows, self._locked)
                 try:
                     return fn(writer, *args, **kwargs)
                 finally:
@@ -192,9 +192,14 @@ class PostgresStore:
         try:
             yield
         except psycopg.errors.LockNotAvailable as exc:
-            raise StoreUnavailable(
-                f"the database {self.location} stayed locked by another session for {self.lock_wait_s:g}s; try again"
-            ) from exc
+            raise self._locked() from exc
+
+    def _locked(self) -> StoreBusy:
+        """The one-line error of a lock wait past lock_timeout, also raised by the writer's
+        transactions and savepoints (PostgresWriter), so no caller ever sees the driver's text."""
+        return StoreBusy(
+            f"the database {self.location} stayed locked by another session for {self.lock_wait_s:g}s; try again"
+        )
 
     # --- lane indexes ------------------------------------------------------------------
 

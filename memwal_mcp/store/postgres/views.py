@@ -7,14 +7,16 @@ as in the SQLite backend, whose views these mirror method for method.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 
 import numpy as np
+import psycopg
 from psycopg import Connection
 from psycopg_pool import ConnectionPool
 
+from ...errors import StoreBusy
 from ...records import Job, Revision
 from .. import importing
 from .. import lifecycle as forget_and_undo
@@ -292,17 +294,33 @@ class PostgresReader:
 class PostgresWriter(PostgresReader):
     # The sessions that kept a forget's old row versions from VACUUM, when one did: the store
     # names them in what it says is left (PostgresStore.erasure_kept).
-    __slots__ = ("kept_by",)
+    __slots__ = ("kept_by", "_locked")
 
     def __init__(
-        self, conn: Connection, searches: ConnectionPool, hnsw_min_rows: int = lane_indexes.DEFAULT_MIN_ROWS
+        self,
+        conn: Connection,
+        searches: ConnectionPool,
+        hnsw_min_rows: int = lane_indexes.DEFAULT_MIN_ROWS,
+        locked: Callable[[], StoreBusy] = lambda: StoreBusy("the database stayed locked by another session; try again"),
     ) -> None:
         super().__init__(conn, searches, hnsw_min_rows)
         self.kept_by: list[str] | None = None
+        self._locked = locked  # the store's one-line "stayed locked ... try again"
+
+    @contextmanager
+    def _lock_bounded(self) -> Iterator[None]:
+        """A lock wait past lock_timeout ends the block as StoreBusy, after the transaction or
+        savepoint is rolled back: a caller that catches a savepoint's failure as one job's
+        (curation) must not take another session's lock for the job's fault and count it an
+        attempt, nor keep the driver's raw text as the job's error."""
+        try:
+            yield
+        except psycopg.errors.LockNotAvailable as exc:
+            raise self._locked() from exc
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
-        with self.conn.transaction():
+        with self._lock_bounded(), self.conn.transaction():
             self.conn.execute(WRITE_LOCK)
             yield
 
@@ -311,7 +329,7 @@ class PostgresWriter(PostgresReader):
 
     @contextmanager
     def _savepoint(self) -> Iterator[None]:
-        with self.conn.transaction():  # nested in the caller's: a SAVEPOINT, rolled back alone
+        with self._lock_bounded(), self.conn.transaction():  # nested: a SAVEPOINT, rolled back alone
             yield
 
     def savepoint(self) -> AbstractContextManager[None]:

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import aiosqlite
 import anyio
 
-from ...errors import StoreUnavailable
+from ...errors import StoreBusy, StoreUnavailable
 from .connection import connect, is_busy, kept_copies, sqlite_module, truncate_wal
 from .migrations import apply_migrations, require_current
 
@@ -197,7 +197,7 @@ class Database:
                 if not is_busy(exc):
                     raise
                 if time.monotonic() + delay > deadline:
-                    raise StoreUnavailable(
+                    raise StoreBusy(
                         f"the database {self.path} stayed locked by another process for "
                         f"{WRITE_DEADLINE_S:.0f}s; try again"
                     ) from exc
