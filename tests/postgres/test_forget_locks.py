@@ -130,7 +130,30 @@ async def test_forgetting_again_does_not_claim_to_have_vacuumed_what_it_erased_b
     said = again.summary()
     assert said.startswith(
         f"{secret.id} was already forgotten; nothing more was erased; its rows were erased when it was first "
-        "forgotten and no old version of them is left for VACUUM to remove, but PostgreSQL does not overwrite "
-        "freed space"
+        "forgotten, and VACUUM now finds no old version left in these tables (an earlier VACUUM or this one "
+        "removed them), but PostgreSQL does not overwrite freed space"
     ), said
     assert "erased and VACUUMed" not in said, said
+
+
+async def test_forgetting_again_under_a_later_snapshot_does_not_pin_another_forgets_versions_on_it(
+    pg_url: str, embedder: FastEmbedEmbedder
+) -> None:
+    """VACUUM answers for whole tables: once a memory's forget was VACUUMed clean, a snapshot
+    taken later keeps only what later forgets leave. Forgetting the first again must not say
+    its own old versions are kept."""
+    service = MemoryService(load_settings(db_url=pg_url), embedder=embedder)
+    async with service.running():
+        first = await service.store.write(remember, "alice", "default", SECRET)
+        second = await service.store.write(remember, "alice", "default", SECOND)
+        assert ForgetOut.of(await service.forget("alice", first.id)).wal_cleared
+        with psycopg.connect(pg_url, application_name="later-snapshot") as reader:
+            reader.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            reader.execute("SELECT count(*) FROM memories").fetchone()
+            await service.forget("alice", second.id)
+            again = ForgetOut.of(await service.forget("alice", first.id))
+            reader.rollback()
+    assert again.already_forgotten
+    said = again.summary()
+    assert "but their old row versions are still kept" not in said, said
+    assert "or another forget's" in said or "no old version left" in said, said

@@ -46,14 +46,21 @@ def left_on_disk(*, cleared: bool, already: bool, kept_by: Sequence[str] = ()) -
     VACUUM kept nothing, and what an operator can do: the rows are gone from every query, not
     the bytes from the disk."""
     erased = "its rows were erased when it was first forgotten" if already else "the rows are erased"
-    if not cleared:
-        held = f"by {'; '.join(kept_by)}" if kept_by else "by a transaction that began before the forget"
+    held = f"by {'; '.join(kept_by)}" if kept_by else "by a transaction that began before the forget"
+    if not cleared and already:
+        # VACUUM answers for whole tables: the versions it keeps may be another forget's.
+        done = (
+            f"{erased}; VACUUM still finds old row versions in these tables kept {held} (this memory's, if"
+            " that transaction began before it was forgotten, or another forget's) until that transaction ends"
+            " and the forget is run again, and even then "
+        )
+    elif not cleared:
         done = (
             f"{erased}, but their old row versions are still kept {held} until that transaction ends and the "
             "forget is run again (a running server retries it on its own), and even then "
         )
     elif already:
-        done = f"{erased} and no old version of them is left for VACUUM to remove, but "
+        done = f"{erased}, and VACUUM now finds no old version left in these tables (an earlier VACUUM or this one removed them), but "
     else:
         done = "the rows are erased and VACUUMed, but "
     return done + (
