@@ -93,7 +93,10 @@ class CurationWorker:
                 # nothing and counted no attempt, so its jobs stay queued; try them again with a
                 # growing pause. One line for the whole wait, not a traceback per pass.
                 if busy_passes == 0:
-                    log.warning("curation paused until the lock is released, its jobs kept queued (%s)", exc)
+                    log.warning(
+                        "curation paused until the lock is released, its jobs kept queued and curated then (%s)",
+                        str(exc).removesuffix("; try again"),
+                    )
                 await anyio.sleep(busy_retry_s(busy_passes))
                 busy_passes += 1
                 continue

@@ -120,9 +120,10 @@ def _differing_rows(
     return int(np.count_nonzero(bad))
 
 
-# Why a load may refuse a sound file: an older format (rewritten on first use), or a copy of
-# another database's file. Any other reason is damage.
-_NOT_DAMAGE = ("written for another database file", "format ")
+# Why a load may refuse a sound file: an older format (rewritten on first use). Any other reason
+# is an error, another database's file too: a server that mapped this path before it was copied
+# over reads the other database's vectors until check deletes it.
+_NOT_DAMAGE = ("format ",)
 
 
 def unusable_by_damage(state: FileState) -> bool:
