@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Concatenate, ParamSpec, TypeVar
 
@@ -33,7 +33,7 @@ from ...errors import InvalidInput, StoreBusy, StoreUnavailable
 from ..contract import StoreReader, StoreWriter
 from ..records import BackupResult
 from . import erasure, lane_indexes, rates
-from .connection import LOCK_WAIT_S, connect, pool, redacted
+from .connection import LOCK_WAIT_S, connect, lock_bounded, pool, redacted
 from .migrations import apply_migrations
 from .views import PostgresReader, PostgresWriter
 
@@ -133,7 +133,7 @@ class PostgresStore:
         units, searches = self._pools()
 
         def run() -> T:
-            with units.connection() as conn, self._lock_bounded():
+            with units.connection() as conn, lock_bounded(self._locked):
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 try:
                     return fn(PostgresReader(conn, searches, self.hnsw_min_rows), *args, **kwargs)
@@ -148,7 +148,7 @@ class PostgresStore:
         units, _ = self._pools()
 
         def run() -> tuple[int, float]:
-            with units.connection() as conn, self._lock_bounded():
+            with units.connection() as conn, lock_bounded(self._locked):
                 return rates.grant(conn, key, want, rate_per_s, burst, now)
 
         return await anyio.to_thread.run_sync(run)
@@ -169,7 +169,7 @@ class PostgresStore:
         units, searches = self._pools()
 
         def run() -> T:
-            with units.connection() as conn, self._lock_bounded():
+            with units.connection() as conn, lock_bounded(self._locked):
                 writer = PostgresWriter(conn, searches, self.hnsw_min_rows, self._locked)
                 try:
                     return fn(writer, *args, **kwargs)
@@ -184,19 +184,10 @@ class PostgresStore:
         self._schedule_maintenance()
         return result
 
-    @contextlib.contextmanager
-    def _lock_bounded(self) -> Iterator[None]:
-        """A lock wait past lock_timeout (another session holding a row or the write lock) as
-        the SQLite backend says its busy deadline: one line, "try again". The statement's
-        transaction is rolled back by then (nothing half-done), and the write lock with it."""
-        try:
-            yield
-        except psycopg.errors.LockNotAvailable as exc:
-            raise self._locked() from exc
-
     def _locked(self) -> StoreBusy:
-        """The one-line error of a lock wait past lock_timeout, also raised by the writer's
-        transactions and savepoints (PostgresWriter), so no caller ever sees the driver's text."""
+        """The one-line error of a lock wait past lock_timeout (another session holding a row or
+        the write lock), as the SQLite backend says its busy deadline; raised by every unit of
+        work and by the writer's transactions and savepoints (connection.lock_bounded)."""
         return StoreBusy(
             f"the database {self.location} stayed locked by another session for {self.lock_wait_s:g}s; try again"
         )
@@ -301,7 +292,7 @@ class PostgresStore:
         units, _ = self._pools()
 
         def run() -> bool:
-            with units.connection() as conn, self._lock_bounded():
+            with units.connection() as conn, lock_bounded(self._locked):
                 cleared = erasure.vacuum(conn)
                 if not cleared:
                     self._kept_by = erasure.holders(conn)

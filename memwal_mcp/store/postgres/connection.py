@@ -9,12 +9,14 @@ so no statement ever waits in an implicit transaction a pool would have to roll 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from ...errors import StoreUnavailable
+from ...errors import StoreBusy, StoreUnavailable
 
 # pg_advisory_xact_lock keys (two int4: "memwal", then what the lock is for).
 ADVISORY_NAMESPACE = 0x6D656D77
@@ -70,6 +72,18 @@ def _configure(conn: psycopg.Connection, lock_wait_s: float | None = None) -> No
     register_vector(conn)
     if lock_wait_s is not None:  # SET, not a connection option: a URL's own options stay as given
         conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{max(1, round(lock_wait_s * 1000))}ms",))
+
+
+@contextmanager
+def lock_bounded(locked: Callable[[], StoreBusy]) -> Iterator[None]:
+    """A lock wait past lock_timeout as the store's one-line StoreBusy ("try again"), raised
+    after the transaction or savepoint rolled back: no caller sees the driver's text, and a
+    caller that counts a savepoint's failure as one job's (curation) can tell another
+    session's lock from the job's fault."""
+    try:
+        yield
+    except psycopg.errors.LockNotAvailable as exc:
+        raise locked() from exc
 
 
 def pool(url: str, name: str, max_size: int, lock_wait_s: float | None = None) -> ConnectionPool:

@@ -12,7 +12,6 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 
 import numpy as np
-import psycopg
 from psycopg import Connection
 from psycopg_pool import ConnectionPool
 
@@ -62,7 +61,7 @@ from . import (
     transfer_import,
     vectors,
 )
-from .connection import WRITE_LOCK
+from .connection import WRITE_LOCK, lock_bounded
 
 
 class PostgresReader:
@@ -300,27 +299,16 @@ class PostgresWriter(PostgresReader):
         self,
         conn: Connection,
         searches: ConnectionPool,
-        hnsw_min_rows: int = lane_indexes.DEFAULT_MIN_ROWS,
-        locked: Callable[[], StoreBusy] = lambda: StoreBusy("the database stayed locked by another session; try again"),
+        hnsw_min_rows: int,
+        locked: Callable[[], StoreBusy],
     ) -> None:
         super().__init__(conn, searches, hnsw_min_rows)
         self.kept_by: list[str] | None = None
         self._locked = locked  # the store's one-line "stayed locked ... try again"
 
     @contextmanager
-    def _lock_bounded(self) -> Iterator[None]:
-        """A lock wait past lock_timeout ends the block as StoreBusy, after the transaction or
-        savepoint is rolled back: a caller that catches a savepoint's failure as one job's
-        (curation) must not take another session's lock for the job's fault and count it an
-        attempt, nor keep the driver's raw text as the job's error."""
-        try:
-            yield
-        except psycopg.errors.LockNotAvailable as exc:
-            raise self._locked() from exc
-
-    @contextmanager
     def _transaction(self) -> Iterator[None]:
-        with self._lock_bounded(), self.conn.transaction():
+        with lock_bounded(self._locked), self.conn.transaction():
             self.conn.execute(WRITE_LOCK)
             yield
 
@@ -329,7 +317,7 @@ class PostgresWriter(PostgresReader):
 
     @contextmanager
     def _savepoint(self) -> Iterator[None]:
-        with self._lock_bounded(), self.conn.transaction():  # nested: a SAVEPOINT, rolled back alone
+        with lock_bounded(self._locked), self.conn.transaction():  # nested: a SAVEPOINT, rolled back alone
             yield
 
     def savepoint(self) -> AbstractContextManager[None]:
