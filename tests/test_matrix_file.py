@@ -208,14 +208,28 @@ async def _filled(settings, embedder) -> MemoryService:
     return svc
 
 
+async def _filled_lane(settings, embedder) -> tuple[str, int, int, Path]:
+    """The filled store's vector table, dimension, lane and the lane's sidecar path."""
+    await _filled(settings, embedder)
+    table, dim, lane = _lane(settings)
+    path = matrix_file.path_for(str(settings.db_path), table, lane)
+    assert path is not None
+    return table, dim, lane, path
+
+
+def _assert_exact(lane_matrix: matrix.LaneMatrix, vectors: dict[int, np.ndarray], query: np.ndarray) -> None:
+    """The lane's top 5 are the stored vectors' true top 5, with their exact cosines."""
+    hits = matrix.nearest_in(lane_matrix, query, 5)
+    assert [s for _, s in hits] == pytest.approx([float(vectors[pk] @ query) for pk, _ in hits], abs=1e-5)
+    assert [pk for pk, _ in hits] == sorted(vectors, key=lambda pk: -float(vectors[pk] @ query))[:5]
+
+
 async def test_the_lane_file_is_written_and_a_restart_maps_it_without_reading_every_vector(
     make_settings, embedder, small_thresholds
 ):
     settings = make_settings(recall={"mode": "dense"})
-    await _filled(settings, embedder)
-    table, dim, lane = _lane(settings)
-    path = matrix_file.path_for(str(settings.db_path), table, lane)
-    assert path is not None and path.exists()
+    table, dim, lane, path = await _filled_lane(settings, embedder)
+    assert path.exists()
     written = path.stat()
     before = _sync(settings)
     _restart()
@@ -239,10 +253,7 @@ async def test_a_stale_file_is_brought_up_to_date_and_never_answers_past_its_ver
     if rewritten:  # far enough behind to be written again, from the mapped rows and the changed ones
         monkeypatch.setattr(matrix_sync, "REWRITE_CHANGES", 0)
     settings = make_settings(recall={"mode": "dense"})
-    await _filled(settings, embedder)
-    table, dim, lane = _lane(settings)
-    path = matrix_file.path_for(str(settings.db_path), table, lane)
-    assert path is not None
+    table, dim, lane, path = await _filled_lane(settings, embedder)
     old_version = _header(path)[3]
     _restart()
     svc = MemoryService(settings, embedder=embedder)
@@ -272,10 +283,7 @@ async def test_a_stale_file_is_brought_up_to_date_and_never_answers_past_its_ver
 @pytest.mark.parametrize("damage", ["truncate", "checksum", "scales", "heads", "float row", "deleted", "format 01"])
 async def test_a_damaged_or_deleted_file_is_rebuilt(make_settings, embedder, small_thresholds, damage):
     settings = make_settings(recall={"mode": "dense"})
-    await _filled(settings, embedder)
-    table, dim, lane = _lane(settings)
-    path = matrix_file.path_for(str(settings.db_path), table, lane)
-    assert path is not None
+    table, dim, lane, path = await _filled_lane(settings, embedder)
     expected = sorted(_sync(settings).rowids[: len(FACTS)].tolist())
     size = path.stat().st_size
     if damage == "truncate":
@@ -302,10 +310,7 @@ async def test_a_damaged_or_deleted_file_is_rebuilt(make_settings, embedder, sma
 
 async def test_forget_zeroes_the_memory_row_in_the_lane_file(make_settings, embedder, small_thresholds):
     settings = make_settings(recall={"mode": "dense"})
-    await _filled(settings, embedder)
-    table, dim, lane = _lane(settings)
-    path = matrix_file.path_for(str(settings.db_path), table, lane)
-    assert path is not None
+    table, dim, lane, path = await _filled_lane(settings, embedder)
     _restart()
     mapped = _sync(settings)
     position = 7
@@ -372,10 +377,7 @@ async def test_check_finds_rows_damaged_inside_the_lane_file_and_deletes_it_so_r
     from memwal_mcp.store.sqlite.health import probe_database
 
     settings = make_settings(recall={"mode": "dense"})
-    await _filled(settings, embedder)
-    table, dim, lane = _lane(settings)
-    path = matrix_file.path_for(str(settings.db_path), table, lane)
-    assert path is not None
+    table, dim, lane, path = await _filled_lane(settings, embedder)
     _restart()
     mapped = _sync(settings)
     query = embedder.embed_query("which rack runs service k")
@@ -408,10 +410,7 @@ async def test_check_finds_rows_damaged_inside_the_lane_file_and_deletes_it_so_r
     vectors = _stored_vectors(settings, table)
     again = _sync(settings)  # no restart: the cached lane's file is gone, so it is read again
     assert again is not damaged and path.exists() and path.stat().st_ino != inode
-    hits = matrix.nearest_in(again, query, 5)
-    assert [s for _, s in hits] == pytest.approx([float(vectors[pk] @ query) for pk, _ in hits], abs=1e-5)
-    best = sorted(vectors, key=lambda pk: -float(vectors[pk] @ query))[:5]
-    assert [pk for pk, _ in hits] == best
+    _assert_exact(again, vectors, query)
 
     svc = MemoryService(settings, embedder=embedder)
     async with svc.running(worker=False):
@@ -431,10 +430,7 @@ async def test_check_deletes_a_lane_file_a_load_would_refuse_so_a_server_mapping
     from memwal_mcp.store.sqlite.health import probe_database
 
     settings = make_settings(recall={"mode": "dense"})
-    await _filled(settings, embedder)
-    table, dim, lane = _lane(settings)
-    path = matrix_file.path_for(str(settings.db_path), table, lane)
-    assert path is not None
+    table, dim, lane, path = await _filled_lane(settings, embedder)
     _restart()
     mapped = _sync(settings)
     size = path.stat().st_size
@@ -459,6 +455,4 @@ async def test_check_deletes_a_lane_file_a_load_would_refuse_so_a_server_mapping
     query = embedder.embed_query("which rack runs service k")
     again = _sync(settings)
     assert again is not mapped
-    hits = matrix.nearest_in(again, query, 5)
-    assert [s for _, s in hits] == pytest.approx([float(vectors[pk] @ query) for pk, _ in hits], abs=1e-5)
-    assert [pk for pk, _ in hits] == sorted(vectors, key=lambda pk: -float(vectors[pk] @ query))[:5]
+    _assert_exact(again, vectors, query)
