@@ -17,11 +17,10 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from memwal_mcp.normalize import norm_key
 from memwal_mcp.recall.search import SearchParams, search
 from memwal_mcp.store import Store, StoreWriter
 
-from .helpers import DIM, MODEL, T0, prepare_vectors
+from .helpers import DIM, MODEL, T0, create_memories, prepare_vectors
 
 pytestmark = pytest.mark.slow
 
@@ -72,19 +71,7 @@ async def test_an_approximate_miss_shown_by_a_word_match_is_searched_again_exact
         prepare_vectors(w)
         job, _ = w.insert_job("alice", "default", "the job the memories cite", None, T0)
         lane = w.owner_lanes("alice")[0].id
-        with w.transaction():
-            for i, (body, vector) in enumerate(zip(bodies, vectors)):
-                w.create_memory(
-                    owner="alice",
-                    namespace="default",
-                    lane=lane,
-                    body=body,
-                    key=norm_key(body),
-                    source_job_id=job.id,
-                    vector=vector,
-                    model_id=MODEL,
-                    now=T0 + i,
-                )
+        create_memories(w, "alice", "default", lane, job.id, bodies, vectors)
         return lane
 
     vectors = np.concatenate([others, worded[None], wordless[None]])

@@ -11,7 +11,7 @@ from memwal_mcp.errors import EmbeddingError
 from memwal_mcp.normalize import norm_key
 from memwal_mcp.store import Store, StoreWriter, VectorMatch
 
-from .helpers import DIM, MODEL, T0, Stored, lane_of, prepare_vectors, remember, unit_vectors
+from .helpers import DIM, MODEL, T0, Stored, create_memories, lane_of, prepare_vectors, remember, unit_vectors
 
 
 def _fill(w: StoreWriter, vectors: np.ndarray, namespace: str = "default", owner: str = "alice") -> list[int]:
@@ -221,21 +221,8 @@ async def test_the_nearest_are_exact_in_a_large_lane(store: Store, large_lane: i
     job_id, lane = await store.write(seed)
 
     def fill(w: StoreWriter, start: int, stop: int) -> list[int]:
-        with w.transaction():
-            return [
-                w.create_memory(
-                    owner="alice",
-                    namespace="big",
-                    lane=lane,
-                    body=f"memory {i}",
-                    key=norm_key(f"memory {i}"),
-                    source_job_id=job_id,
-                    vector=vectors[i],
-                    model_id=MODEL,
-                    now=T0,
-                )[0]
-                for i in range(start, stop)
-            ]
+        bodies = [f"memory {i}" for i in range(start, stop)]
+        return create_memories(w, "alice", "big", lane, job_id, bodies, vectors[start:stop])
 
     pks: list[int] = []
     for start in range(0, len(vectors), 5000):
