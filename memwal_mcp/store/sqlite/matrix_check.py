@@ -26,9 +26,6 @@ from .matrix import LaneMatrix
 
 # Rows read and compared at a time: 8,192 x 384 floats is 12 MiB of file, as much from vec0.
 CHECK_ROWS = 8192
-# How far a row may be from vec0's vector, rotated: float32 rounding of the basis product is
-# about 1e-6; the load's own spot check (matrix_sync._agrees_with_vec0) allows the same.
-TOLERANCE = 1e-4
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +57,7 @@ def verify(conn: sqlite3.Connection, table: str, dim: int, lane: int) -> FileSta
     time, so memory stays at a few blocks whatever the lane's size."""
     database = matrix_sync._database_path(conn)
     path = matrix_file.path_for(database, table, lane)
-    if path is None or not path.exists():
+    if path is None:
         return None
     try:
         stamp = _stamp(path)
@@ -114,7 +111,7 @@ def _differing_rows(
     bad = ~present
     if present.any():
         vectors = np.stack([found[int(i)] for i in ids[present].tolist()])
-        bad[present] = np.abs(vectors @ held.basis.T - rows[present]).max(axis=1) > TOLERANCE
+        bad[present] = np.abs(vectors @ held.basis.T - rows[present]).max(axis=1) > matrix_sync.ROW_TOLERANCE
     codes, scales = matrix.quantize_heads(rows[:, : held.heads.shape[1]])
     bad |= (codes != held.heads[lo:hi][picked]).any(axis=1) | (scales != held.head_scales[lo:hi][picked])
     return int(np.count_nonzero(bad))

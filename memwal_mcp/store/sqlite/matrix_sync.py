@@ -39,6 +39,9 @@ ROTATE_ROWS = 1 << 16
 HEADS_ROWS = ROTATE_ROWS
 # A sidecar this many versions behind is written again once the changes are applied.
 REWRITE_CHANGES = 4096
+# How far a sidecar's row may be from vec0's vector (float32 rounding of the basis product is about
+# 1e-6): the load's spot check (_agrees_with_vec0) and check's full comparison (matrix_check).
+ROW_TOLERANCE = 1e-4
 BUSY_TIMEOUT_S = 10.0
 
 
@@ -158,7 +161,7 @@ def _agrees_with_vec0(conn: sqlite3.Connection, table: str, fresh: LaneMatrix) -
     for index in {0, fresh.size // 2, fresh.size - 1}:
         rowid = int(fresh.rowids[index])
         row = conn.execute(f"SELECT embedding FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
-        if row is None or not np.allclose(_decode(row[0]), fresh._row(index) @ fresh.basis, atol=1e-4):
+        if row is None or not np.allclose(_decode(row[0]), fresh._row(index) @ fresh.basis, atol=ROW_TOLERANCE):
             return False
     return True
 
