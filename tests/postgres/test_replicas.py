@@ -178,10 +178,15 @@ async def test_three_replicas_one_sigkilled_mid_burst(pg_url: str, tmp_path: Pat
                         replayed.append(job["replayed"])
 
                 async def kill_and_restart() -> None:
-                    # Mid-burst, while the victim holds a remember it has filed and not yet answered.
-                    while len(handed) < KILL_AFTER_ACKED or not victim.waiting:
+                    # Mid-burst, while the victim holds a remember it has filed and not yet answered:
+                    # the pause lets it file the call; a call answered meanwhile (its job curated
+                    # within the pause) is not mid-burst, so wait for another one.
+                    while len(handed) < CLIENTS * PER_CLIENT:
+                        if len(handed) >= KILL_AFTER_ACKED and victim.waiting:
+                            await anyio.sleep(0.1)
+                            if victim.waiting:
+                                break
                         await anyio.sleep(0.005)
-                    await anyio.sleep(0.1)
                     victim.kill()
                     await anyio.sleep(DOWN_S)
                     await anyio.to_thread.run_sync(victim.start)
