@@ -18,6 +18,7 @@ from ..records import BackupResult
 from .backup import backup_database
 from .connection import kept_copies, kept_copies_rerun
 from .database import Database
+from .row_cache import RowCache
 from .views import SQLiteReader, SQLiteWriter
 
 T = TypeVar("T")
@@ -27,6 +28,7 @@ P = ParamSpec("P")
 class SQLiteStore:
     def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.db = Database(path, read_only=read_only)
+        self._rows = RowCache()
 
     @property
     def path(self) -> Path:
@@ -47,7 +49,7 @@ class SQLiteStore:
 
     async def read(self, fn: Callable[Concatenate[StoreReader, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         def run(conn: sqlite3.Connection) -> T:
-            return fn(SQLiteReader(conn), *args, **kwargs)
+            return fn(SQLiteReader(conn, self._rows), *args, **kwargs)
 
         return await self.db.read(run)
 
@@ -55,7 +57,10 @@ class SQLiteStore:
         def run(conn: sqlite3.Connection) -> T:
             return fn(SQLiteWriter(conn), *args, **kwargs)
 
-        return await self.db.write(run)
+        try:
+            return await self.db.write(run)
+        finally:  # whatever it changed (a forget's text included) is not served from the rows kept
+            self._rows.invalidate()
 
     async def rate_grant(
         self, key: str, want: int, rate_per_s: float, burst: float, now: float

@@ -56,13 +56,15 @@ from . import (
     vectors,
 )
 from .database import transaction
+from .row_cache import RowCache
 
 
 class SQLiteReader:
-    __slots__ = ("conn",)
+    __slots__ = ("conn", "rows")
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, rows: RowCache | None = None) -> None:
         self.conn = conn
+        self.rows = rows  # the reader connection's (row_cache.py); a writer reads its own transaction
 
     # --- vectors ---------------------------------------------------------------
     def vector_model(self) -> tuple[str, int] | None:
@@ -106,7 +108,9 @@ class SQLiteReader:
 
     # --- memories --------------------------------------------------------------
     def memories_by_pk(self, pks: Sequence[int]) -> dict[int, MemoryRow]:
-        return memories.memories_by_rowid(self.conn, pks)
+        if self.rows is None:
+            return memories.memories_by_rowid(self.conn, pks)
+        return self.rows.rows(self.conn, pks, memories.memories_by_rowid)
 
     def adjacent(self, pks: Sequence[int]) -> dict[int, tuple[MemoryRow | None, MemoryRow | None]]:
         return memories.adjacent(self.conn, pks)
