@@ -14,29 +14,56 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Set
 from dataclasses import replace
+from typing import Protocol, TypeVar
 
 from ..normalize import norm_key
 from ..records import Hit
 from ..store.records import KeyCopies
 
 
-def group_duplicates(hits: Iterable[Hit], now: float | None = None) -> dict[str, list[Hit]]:
+class Collapsible(Protocol):
+    """What grouping reads of a hit: a Hit, or a search's scored fact before its Hit is made."""
+
+    @property
+    def key(self) -> str | None: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def superseded_by(self) -> str | None: ...
+    def expired(self, now: float) -> bool: ...
+
+
+H = TypeVar("H", bound=Collapsible)
+
+
+def group_duplicates(hits: Iterable[H], now: float | None = None) -> dict[str, list[H]]:
     """Hits by normalized-text key, groups in order of their best hit, best first inside.
 
     With `now`, a group's first hit (the one shown) is a current copy whenever the group holds
     one: an expired or superseded copy that happens to rank first must not make a fact that is
     still current look ended. Groups are then in the order of the hits shown."""
-    ranked: dict[str, list[tuple[int, Hit]]] = {}
-    for position, hit in enumerate(hits):
-        ranked.setdefault(hit.key or norm_key(hit.text), []).append((position, hit))
-    if now is not None:
-        for group in ranked.values():
-            group.sort(key=lambda entry: (not _current(entry[1], now), entry[0]))
-        ranked = dict(sorted(ranked.items(), key=lambda item: item[1][0][0]))
-    return {key: [hit for _, hit in group] for key, group in ranked.items()}
+    ordered = list(hits)
+    groups: dict[str, list[H]] = {}
+    for hit in ordered:
+        groups.setdefault(hit.key or norm_key(hit.text), []).append(hit)
+    if now is None:
+        return groups
+    # Only a group of several copies, some ended, changes (in most recalls none); when one then
+    # shows another copy, the groups are ordered again by the rank of the copy each shows.
+    moved = False
+    for key, group in groups.items():
+        if len(group) > 1:
+            current = [hit for hit in group if _current(hit, now)]
+            if 0 < len(current) < len(group):
+                groups[key] = current + [hit for hit in group if not _current(hit, now)]
+                moved = moved or current[0] is not group[0]
+    if not moved:
+        return groups
+    position = {id(hit): i for i, hit in enumerate(ordered)}
+    return dict(sorted(groups.items(), key=lambda item: position[id(item[1][0])]))
 
 
-def _current(hit: Hit, now: float) -> bool:
+def _current(hit: Collapsible, now: float) -> bool:
     return not hit.expired(now) and hit.superseded_by is None
 
 

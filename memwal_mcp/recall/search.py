@@ -115,9 +115,68 @@ class _Candidate:
 
 @dataclass(frozen=True, slots=True)
 class _Scored:
-    hit: Hit
+    """A scored memory (its row) or queued fact (its hit as read). The Hit of a memory is made
+    only once it is chosen: a recall scores ~130 candidates and returns a handful, and making a
+    frozen Hit for each was a fifth of the search's time after the query embedding."""
+
+    of: MemoryRow | Hit
+    score: float  # relevance, weighted by recency when asked (prefer_recent)
     relevance: float  # before any recency weighting
     matched: bool  # shares a content word with the query
+    cosine: float | None  # the one a hit keeps (dense signals only)
+    occurred_at: float | None  # its own, or the date of a repeat inside since/until (_in_window)
+
+    @property
+    def id(self) -> str:
+        return self.of.id
+
+    @property
+    def text(self) -> str:
+        return self.of.body if isinstance(self.of, MemoryRow) else self.of.text
+
+    @property
+    def key(self) -> str | None:
+        return self.of.norm_key if isinstance(self.of, MemoryRow) else self.of.key
+
+    @property
+    def pending(self) -> bool:
+        return not isinstance(self.of, MemoryRow) and self.of.pending
+
+    @property
+    def superseded_by(self) -> str | None:
+        return self.of.superseded_by
+
+    @property
+    def expires_at(self) -> float | None:
+        return self.of.expires_at
+
+    @property
+    def when(self) -> float:
+        return self.occurred_at if self.occurred_at is not None else self.of.created_at
+
+    def expired(self, now: float) -> bool:
+        return self.of.expired(now)
+
+    def hit(self) -> Hit:
+        if isinstance(self.of, Hit):
+            return replace(
+                self.of, score=self.score, matched=self.matched, cosine=self.cosine, occurred_at=self.occurred_at
+            )
+        row = self.of
+        return Hit(
+            row.id,
+            row.body,
+            self.score,
+            row.namespace,
+            row.created_at,
+            row.updated_at,
+            occurred_at=self.occurred_at,
+            key=row.norm_key,
+            expires_at=row.expires_at,
+            superseded_by=row.superseded_by,
+            matched=self.matched,
+            cosine=self.cosine,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,26 +436,25 @@ class _Scorer:
             score = dense if self.dense else lexical
         return score
 
-    def _signals(
-        self, length: int, lane: int, pending: bool, cosine: float | None, strength: float | None
-    ) -> tuple[float, bool, float | None]:
-        """(relevance, matched, the cosine a hit keeps) of a text of this length."""
-        lexical = self.lexical_score(strength, length, lane, pending) if self.lexical else 0.0
+    def score(self, of: MemoryRow | Hit, lane: int, cosine: float | None, strength: float | None) -> _Scored:
+        """A memory (its row) or a queued fact (its hit) scored with both signals."""
+        pending = isinstance(of, Hit)
+        text = of.text if isinstance(of, Hit) else of.body
+        lexical = self.lexical_score(strength, len(text), lane, pending) if self.lexical else 0.0
         matched = self.lexical and self.content_word and strength is not None
-        return self(cosine, lexical), matched, cosine if self.dense else None
-
-    def score(self, hit: Hit, lane: int, cosine: float | None, strength: float | None) -> _Scored:
-        relevance, matched, cosine = self._signals(len(hit.text), lane, hit.pending, cosine, strength)
-        return _Scored(self.recency(replace(hit, score=relevance, matched=matched, cosine=cosine)), relevance, matched)
+        relevance = self(cosine, lexical)
+        return _Scored(
+            of, self.recency(relevance, of), relevance, matched, cosine if self.dense else None, of.occurred_at
+        )
 
     def score_row(self, row: MemoryRow, cosine: float | None, strength: float | None) -> _Scored:
-        """score() of a memory, its hit made once: a recall scores a few hundred candidates, and
-        making each hit twice (dataclasses.replace) was a third of the scoring's time."""
-        relevance, matched, cosine = self._signals(len(row.body), row.lane, False, cosine, strength)
-        return _Scored(self.recency(_hit(row, relevance, matched, cosine)), relevance, matched)
+        return self.score(row, row.lane, cosine, strength)
 
-    def rescored(self, scored: _Scored, relevance: float) -> _Scored:
-        return _Scored(self.recency(replace(scored.hit, score=relevance)), relevance, scored.matched)
+    def rescored(self, scored: _Scored, relevance: float, occurred_at: float | None = None) -> _Scored:
+        """The same fact with another relevance (context), or dated by a repeat (_in_window)."""
+        when = scored.occurred_at if occurred_at is None else occurred_at
+        score = self.recency(relevance, scored.of, when)
+        return replace(scored, score=score, relevance=relevance, occurred_at=when)
 
     @property
     def in_context(self) -> bool:
@@ -404,12 +462,14 @@ class _Scorer:
         the single signals, kept pure to compare with)."""
         return self.dense and self.lexical and self.p.context_share > 0
 
-    def recency(self, hit: Hit) -> Hit:
+    def recency(self, relevance: float, of: MemoryRow | Hit, occurred_at: float | None = None) -> float:
+        """The score: relevance, weighted by the fact's age when prefer_recent is asked."""
         if not self.p.prefer_recent:
-            return hit
-        age_days = max(0.0, self.now - hit.when) / 86400
+            return relevance
+        when = occurred_at if occurred_at is not None else of.occurred_at
+        age_days = max(0.0, self.now - (when if when is not None else of.created_at)) / 86400
         decay = math.pow(0.5, age_days / self.p.recency_half_life_days)
-        return replace(hit, score=hit.score * (0.5 + 0.5 * decay))
+        return relevance * (0.5 + 0.5 * decay)
 
     def floor(self, words_left: bool) -> float:
         """The least score a fact not found yet would need to be kept: with words left to find,
@@ -424,16 +484,16 @@ class _Scorer:
         """min_score when the caller gave one; else relevant: a word match, or a score that
         clears the relevance floor."""
         if self.p.min_score is not None:
-            return scored.hit.score >= self.p.min_score
+            return scored.score >= self.p.min_score
         return scored.matched or scored.relevance >= self.p.min_relevance
 
-    def current(self, hit: Hit) -> bool:
+    def current(self, fact: _Scored) -> bool:
         """Not expired by now, unless expired facts were asked for; not being superseded by a
         queued job (the store marks such a live memory, as it marks a superseded one), unless
         superseded facts were."""
-        if not (self.p.include_superseded or hit.superseded_by is None):
+        if not (self.p.include_superseded or fact.superseded_by is None):
             return False
-        return self.p.include_expired or hit.expires_at is None or hit.expires_at > self.now
+        return self.p.include_expired or fact.expires_at is None or fact.expires_at > self.now
 
     @property
     def windowed(self) -> bool:
@@ -443,28 +503,11 @@ class _Scorer:
         return (self.p.since is None or when >= self.p.since) and (self.p.until is None or when <= self.p.until)
 
 
-def _rank(hit: Hit) -> tuple[float, bool, float, str]:
+def _rank(fact: _Scored) -> tuple[float, bool, float, str]:
     """Best score first; among equal scores (common for word matches: BM25 ties on texts of
     one length) a curated memory before a queued copy of it, then the newer fact, then the
     id -- never the order an index happened to return."""
-    return (-hit.score, hit.pending, -hit.when, hit.id)
-
-
-def _hit(row: MemoryRow, score: float, matched: bool = False, cosine: float | None = None) -> Hit:
-    return Hit(
-        row.id,
-        row.body,
-        score,
-        row.namespace,
-        row.created_at,
-        row.updated_at,
-        occurred_at=row.occurred_at,
-        key=row.norm_key,
-        expires_at=row.expires_at,
-        superseded_by=row.superseded_by,
-        matched=matched,
-        cosine=cosine,
-    )
+    return (-fact.score, fact.pending, -fact.when, fact.id)
 
 
 async def search(
@@ -546,7 +589,7 @@ async def search(
         )
         for job, cosine, strength, key in zip(first.queued, queued_cosines, first.queued_strength, first.queued_keys)
     ]
-    extra = [s for s in extra if scorer.in_window(s.hit.when) and scorer.keeps(s) and scorer.current(s.hit)]
+    extra = [s for s in extra if scorer.in_window(s.when) and scorer.keeps(s) and scorer.current(s)]
     waiting = {row.pk: (row, cosine) for row, cosine in zip(first.waiting, waiting_cosines)}
     return await store.read(_settle, lanes, scorer, query_vector, terms, first, extra, waiting, k)
 
@@ -596,13 +639,12 @@ def _settle(
         if scorer.in_context:
             pool = {pk: (by_rowid[pk].row, s) for pk, s in scored}
             scored = _in_context(reader, lanes, scorer, query_vector, terms, words_exhausted, pool)
-        scored = [(pk, s) for pk, s in scored if scorer.keeps(s) and scorer.current(s.hit)]
-        hits = _in_window(reader, scorer, scored)
-        ranked = sorted([*hits, *(s.hit for s in extra)], key=_rank)
+        scored = [(pk, s) for pk, s in scored if scorer.keeps(s) and scorer.current(s)]
+        ranked = sorted([*_in_window(reader, scorer, scored), *extra], key=_rank)
         groups = group_duplicates(ranked, scorer.now)
         full = len(groups) >= params.limit and list(groups.values())[params.limit - 1][0].score >= bound
         if full or bound < scorer.floor(not words_exhausted) or exhausted or k >= MAX_K:
-            chosen = list(groups.items())[: params.limit]
+            chosen = [(key, [fact.hit() for fact in group]) for key, group in list(groups.items())[: params.limit]]
             stored, queued = _stored_copies(reader, lanes, chosen, params, scorer.now)
             return [_named(survivor(key, group, {}, stored.get(key), queued), stored.get(key)) for key, group in chosen]
         lexical = known = None  # a wider pool searches again
@@ -749,21 +791,21 @@ def _stored_copies(
     return stored, reader.still_queued(pending)
 
 
-def _in_window(reader: StoreReader, scorer: _Scorer, scored: list[tuple[int, _Scored]]) -> list[Hit]:
+def _in_window(reader: StoreReader, scorer: _Scorer, scored: list[tuple[int, _Scored]]) -> list[_Scored]:
     """The memories (pk, scored) inside since/until: by their own date, or by a repeat recorded
     on them with a date inside it (then shown, and weighed by prefer_recent, with the latest such
     date). Another memory with the same text is no evidence: in the window, it is a hit itself,
     with its own id, namespace and date; outside, it is not."""
     if not scorer.windowed:
-        return [s.hit for _, s in scored]
-    inside = [s.hit for _, s in scored if scorer.in_window(s.hit.when)]
-    outside = [(pk, s) for pk, s in scored if not scorer.in_window(s.hit.when)]
+        return [s for _, s in scored]
+    inside = [s for _, s in scored if scorer.in_window(s.when)]
+    outside = [(pk, s) for pk, s in scored if not scorer.in_window(s.when)]
     if not outside:
         return inside
     latest = reader.repeats_in_window([pk for pk, _ in outside], scorer.p.since, scorer.p.until)
     for pk, s in outside:
         if pk in latest:
-            inside.append(scorer.recency(replace(s.hit, score=s.relevance, occurred_at=latest[pk])))
+            inside.append(scorer.rescored(s, s.relevance, latest[pk]))
     return inside
 
 
