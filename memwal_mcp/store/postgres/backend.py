@@ -36,6 +36,7 @@ from . import erasure, lane_indexes, rates
 from .connection import LOCK_WAIT_S, connect, lock_bounded, pool, redacted
 from .migrations import apply_migrations
 from .views import PostgresReader, PostgresWriter
+from .words_pass import retokenize
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -90,6 +91,7 @@ class PostgresStore:
         conn = connect(self.url)
         try:
             applied = apply_migrations(conn)
+            retokenize(conn)
         except StoreUnavailable:
             raise
         except Exception as exc:

@@ -16,7 +16,7 @@ from psycopg import Connection
 from ...records import ANALYZED
 from ...wording import agree, counted
 from ..records import Problem, StoreCounts
-from . import vectors
+from . import vectors, words
 
 CAP = 20  # problems reported per code
 
@@ -59,6 +59,16 @@ def _lane_terms(conn: Connection) -> Iterator[Problem]:
 def _words(conn: Connection) -> Iterator[Problem]:
     for (memory,) in _rows(conn, "SELECT id FROM memories WHERE status = 'live' AND tsv IS NULL AND body != ''"):
         yield Problem("error", "fts_row_missing", "live, but its words are not indexed", "memories", memory)
+    stale = _rows(conn, f"SELECT count(*) FROM memories WHERE status = 'live' AND words_version < {words.VERSION}")
+    if stale and stale[0][0]:
+        # A replica of an older version wrote them after this one opened: the next open re-tokenizes them.
+        yield Problem(
+            "info",
+            "words_version",
+            f"{counted(stale[0][0], 'memory')} indexed by an older tokenizer; re-tokenized when a server opens the"
+            " database next",
+            "memories",
+        )
 
 
 def _vectors(conn: Connection) -> Iterator[Problem]:

@@ -100,8 +100,8 @@ def create_memory(
     table = vectors.vector_table(conn) if vector is not None else None
     inserted = conn.execute(
         "INSERT INTO memories (id, owner, namespace, lane_id, body, norm_key, source_job_id, vector_model,"
-        " occurred_at, created_at, updated_at, tsv, doc_len)"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s) RETURNING pk",
+        " occurred_at, created_at, updated_at, tsv, doc_len, words_version)"
+        f" VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::tsvector, %s, {words.VERSION}) RETURNING pk",
         (
             memory_id,
             owner,

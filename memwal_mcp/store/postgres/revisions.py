@@ -46,7 +46,8 @@ def replace_body(
     has_vector = vector is not None and vectors.vector_table(conn) is not None
     conn.execute(
         "UPDATE memories SET body = %s, norm_key = %s, vector_model = %s, updated_at = %s,"
-        " tsv = CASE WHEN status = 'live' THEN %s::tsvector END, doc_len = %s WHERE pk = %s",
+        f" tsv = CASE WHEN status = 'live' THEN %s::tsvector END, doc_len = %s, words_version = {words.VERSION}"
+        " WHERE pk = %s",
         (body, key, model_id if has_vector else None, now, tsv, length, pk),
     )
     vectors.drop(conn, [pk])
@@ -96,7 +97,7 @@ def unretire(conn: Connection, owner: str, memory_id: str, from_id: str) -> bool
     tsv, length = words.document(found[1])
     conn.execute(
         "UPDATE memories SET status = 'live', retired_into = NULL, vector_model = NULL, updated_at = %s,"
-        " tsv = %s::tsvector, doc_len = %s WHERE pk = %s",
+        f" tsv = %s::tsvector, doc_len = %s, words_version = {words.VERSION} WHERE pk = %s",
         (time.time(), tsv, length, found[0]),
     )
     return True
@@ -139,7 +140,7 @@ def unsupersede(conn: Connection, owner: str, memory_id: str, by_id: str) -> boo
     tsv, length = words.document(found[1])
     conn.execute(
         "UPDATE memories SET status = 'live', superseded_by = NULL, vector_model = NULL, updated_at = %s,"
-        " tsv = %s::tsvector, doc_len = %s WHERE pk = %s",
+        f" tsv = %s::tsvector, doc_len = %s, words_version = {words.VERSION} WHERE pk = %s",
         (time.time(), tsv, length, found[0]),
     )
     return True

@@ -75,8 +75,9 @@ _JOB_INSERT = (
 )
 _MEMORY_INSERT = (
     "INSERT INTO memories (pk, id, owner, namespace, lane_id, body, norm_key, status, retired_into, source_job_id,"
-    " occurrences, vector_model, occurred_at, created_at, updated_at, tsv, doc_len, expires_at, superseded_by)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, %s, %s, %s, %s::tsvector, %s, %s, %s)"
+    " occurrences, vector_model, occurred_at, created_at, updated_at, tsv, doc_len, expires_at, superseded_by,"
+    " words_version)"
+    f" VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, NULL, %s, %s, %s, %s::tsvector, %s, %s, %s, {words.VERSION})"
 )
 _EMPTIED_INSERT = (
     "INSERT INTO memories (pk, id, owner, namespace, lane_id, body, norm_key, status, retired_into, source_job_id,"

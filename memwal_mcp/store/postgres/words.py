@@ -9,14 +9,22 @@ PostgreSQL only stores and matches the result:
   underscore and other combining marks included, separates tokens;
 - case is folded (str.lower) and diacritics are removed from Latin letters ("é" -> "e"), not
   from other scripts (Greek tonos stays, as in unicode61);
-- tokens are stemmed by Snowball English (the stemmer of PostgreSQL's `english` dictionary,
-  here through py-rust-stemmers, already MergeGuard's), with no stop words.
+- tokens are stemmed by Porter's algorithm exactly as FTS5's `porter` tokenizer applies it
+  (porter.py), with no stop words.
 
 Why not PostgreSQL's own parser: under a C locale (pgserver's, and common on servers) it
 treats non-ASCII letters by the locale's rules, keeps `v2.3` or `foo_bar` as one token where
 unicode61 makes two or three, and it cannot fold diacritics without the `unaccent` extension
-(not available in pgserver). Porter (FTS5) and Snowball English stem a few words differently
-("dying": "dy" / "die"); tests/postgres measures how far the scores stay apart.
+(not available in pgserver). Nor its `english` stemmer (Snowball, which this module used up to
+words VERSION 1): it stems about 4 % of words differently ("use" / "us", "days" / "day"), which
+reordered 12 of 100 recalls against SQLite's at 100k. A memory's words are marked with the
+VERSION that made them (`memories.words_version`): a database made by an older version is
+re-tokenized when the store opens (words_pass.py).
+
+What still differs from unicode61, whose Unicode tables are older than Python's: 1,232 of the
+8,160 code points below U+2000 (839 unassigned in Python's tables, 196 combining marks of other
+scripts than Latin, 141 capitals unicode61 does not fold, a few letters); every word of the
+repository's data and docs gets the same tokens as FTS5 (tests/test_porter.py).
 
 A tsvector keeps at most 256 positions per word and positions up to 16383: a word repeated
 more often counts 256 times (BM25 has saturated long before), and phrase positions past the
@@ -31,19 +39,16 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
-from py_rust_stemmers import SnowballStemmer
+from . import porter
 
+# What the stems of a memory's tsvector are: 1 Snowball English, 2 FTS5's Porter (porter.py).
+VERSION = 2
 # FTS5's bm25() constants.
 K1 = 1.2
 B = 0.75
 MAX_POSITIONS = 256
 MAX_POSITION = 16383
 MAX_LEXEME_BYTES = 2046
-
-
-@lru_cache(maxsize=1)
-def _stemmer() -> SnowballStemmer:
-    return SnowballStemmer("english")
 
 
 def _is_diacritic(char: str) -> bool:
@@ -60,11 +65,15 @@ def _is_latin(char: str) -> bool:
     return code < 0x250 or 0x1E00 <= code < 0x1F00
 
 
+# Where unicode61 folds a letter of a common script to another than str.lower() gives.
+_FOLDS = {"µ": "μ", "ς": "σ"}
+
+
 @lru_cache(maxsize=4096)
 def _fold_char(char: str) -> str:
     """Lower case, and a Latin letter without its diacritics ("É" -> "e", "İ" -> "i")."""
     out = []
-    for lowered in char.lower():
+    for lowered in _FOLDS.get(char, char).lower():
         if _is_diacritic(lowered):
             continue
         parts = unicodedata.normalize("NFD", lowered)
@@ -92,8 +101,12 @@ def raw_tokens(text: str) -> list[str]:
 
 def tokens(text: str) -> list[str]:
     """The stemmed tokens of a text, in order: what the index holds and a query looks for."""
-    raw = raw_tokens(text)
-    return list(_stemmer().stem_words(raw)) if raw else []
+    return [_stem(token) for token in raw_tokens(text)]
+
+
+@lru_cache(maxsize=65536)
+def _stem(token: str) -> str:
+    return porter.stem(token)
 
 
 def _quoted(lexeme: str) -> str:
