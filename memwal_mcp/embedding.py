@@ -17,11 +17,14 @@ import threading
 import unicodedata
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 import anyio
 import numpy as np
+from anyio import RunFinishedError, from_thread
+from anyio.lowlevel import EventLoopToken, current_token
 
 from . import heap
 from .bundled_model import BundledModel, prepare_model_dir
@@ -355,6 +358,14 @@ class _LowPriorityRunners:
                 done.set_exception(exc)
 
 
+@dataclass(slots=True)
+class _Load:
+    """One load of the model: set when it has ended; what it raised, if not an EmbeddingError."""
+
+    done: anyio.Event
+    unexpected: BaseException | None = None
+
+
 class LazyEmbedder:
     """Loads the configured embedder once, off the event loop; remembers a failure."""
 
@@ -363,7 +374,8 @@ class LazyEmbedder:
         self._embedder = embedder
         self._owned = embedder is None
         self._error: EmbeddingError | None = None
-        self._lock = anyio.Lock()
+        self._loading: _Load | None = None
+        self._closed = False
 
     @property
     def enabled(self) -> bool:
@@ -379,22 +391,58 @@ class LazyEmbedder:
         return self._embedder is not None
 
     async def close(self) -> None:
-        """Release what this loader started (an embedder passed in belongs to the caller)."""
+        """Release what this loader started (an embedder passed in belongs to the caller); a load
+        still running closes what it makes itself."""
+        self._closed = True
         if self._owned and isinstance(self._embedder, FastEmbedEmbedder):
             await anyio.to_thread.run_sync(self._embedder.close)
 
     async def get(self) -> Embedder | None:
-        """The embedder, or None when vectors are disabled or the model failed to load."""
+        """The embedder, or None when vectors are disabled or the model failed to load.
+
+        The model loads once, on a daemon thread of its own, and callers wait for an event: one
+        cancelled meanwhile (Ctrl-C, a client's cancel, the worker stopping) stops waiting at once,
+        and neither the shutdown nor the interpreter's exit waits for a load nobody needs any more
+        (an interrupted `analyze` waited out a 60 s load on a loaded machine)."""
         if self._embedder is not None:
             return self._embedder
-        if not self._settings.enabled or self._error is not None:
+        if not self._settings.enabled or self._error is not None or self._closed:
             return None
-        async with self._lock:
-            if self._embedder is None and self._error is None:
-                try:
-                    self._embedder = await anyio.to_thread.run_sync(FastEmbedEmbedder, self._settings)
-                    log.info("embedding model %s loaded (dim %d)", self._embedder.model_id, self._embedder.dim)
-                except EmbeddingError as exc:
-                    self._error = exc
-                    log.error("%s; continuing without vectors (lexical recall only)", exc)
+        load = self._loading
+        if load is None:
+            load = self._loading = _Load(anyio.Event())
+            token = current_token()
+            threading.Thread(target=self._load, args=(load, token), name="memwal-model-load", daemon=True).start()
+        await load.done.wait()
+        if load.unexpected is not None:
+            raise load.unexpected
         return self._embedder
+
+    def _load(self, load: _Load, token: EventLoopToken) -> None:
+        embedder: FastEmbedEmbedder | None = None
+        error: EmbeddingError | None = None
+        try:
+            embedder = FastEmbedEmbedder(self._settings)
+        except EmbeddingError as exc:
+            error = exc
+        except BaseException as exc:  # noqa: BLE001 - given to the callers waiting, raised there
+            load.unexpected = exc
+        try:
+            kept = from_thread.run_sync(self._loaded, load, embedder, error, token=token)
+        except RunFinishedError:  # the event loop has ended: nobody waits for it any more
+            kept = False
+        if embedder is not None and not kept:
+            embedder.close()
+
+    def _loaded(self, load: _Load, embedder: FastEmbedEmbedder | None, error: EmbeddingError | None) -> bool:
+        """On the event loop: what the load made; False when it is not wanted (closed meanwhile)."""
+        if load.unexpected is not None:
+            self._loading = None  # the next call tries again, as before
+        elif error is not None:
+            self._error = error
+            log.error("%s; continuing without vectors (lexical recall only)", error)
+        elif embedder is not None and not self._closed:
+            self._embedder = embedder
+            log.info("embedding model %s loaded (dim %d)", embedder.model_id, embedder.dim)
+        load.done.set()
+        return self._embedder is embedder and embedder is not None

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +132,58 @@ async def test_the_cli_list_takes_only_as_the_tool_does(server_env, tmp_path):
     both = _cli(env, "list", "--include-superseded", "--include-expired", "--json", cwd=tmp_path)
     assert both.returncode == 0, both.stderr
     assert {a, c} <= {m["id"] for m in json.loads(both.stdout)["memories"]}
+
+
+@pytest.mark.sqlite_only
+def test_ctrl_c_does_not_wait_for_an_embedding_model_still_loading(server_env, db, tmp_path):
+    """A command's worker loads the model when it has something to embed (here a memory stored
+    while embeddings were off); a Ctrl-C must not wait for that load to end (on a loaded machine
+    it outlasted the 60 s the test above allows). The model's files here are named pipes nobody
+    writes: the load never ends."""
+    stored = _cli({**os.environ, **server_env(MEMWAL_EMBEDDING__MODEL="none")}, "remember", "x", cwd=tmp_path)
+    assert stored.returncode == 0, stored.stderr
+    model = tmp_path / "stalled-model"
+    model.mkdir()
+    for name in ("model.onnx", "tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json"):
+        os.mkfifo(model / name)
+    asked, release = threading.Event(), threading.Event()
+
+    def script(request: dict[str, Any]) -> Reply:
+        asked.set()
+        release.wait(60)
+        return Reply(json.dumps({"facts": ["Erin owns the budget"]}))
+
+    with ScriptedLLM(script) as llm:
+        env = server_env(
+            MEMWAL_LLM__BASE_URL=llm.base_url,
+            MEMWAL_LLM__MODEL="scripted",
+            MEMWAL_LLM__TIMEOUT_S="60",
+            MEMWAL_EMBEDDING__MODEL_PATH=str(model),
+        )
+        proc = subprocess.Popen(
+            [str(MEMWAL), "analyze", "-"],
+            env={**os.environ, **env},
+            cwd=tmp_path,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write("Erin: I own the budget now.")
+            proc.stdin.close()
+            assert asked.wait(90), "the command never asked the LLM"
+            time.sleep(0.5)  # the worker is in the load by now
+            proc.send_signal(signal.SIGINT)
+            status = proc.wait(timeout=30)
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert status == 130, (proc.stdout.read() if proc.stdout else "", proc.stderr.read() if proc.stderr else "")
+    assert db.scalar("SELECT count(*) FROM remember_jobs") == 1  # the one remembered first, nothing of the analyze
 
 
 @pytest.mark.sqlite_only  # the exit status of an interrupted command is not the database's business
