@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -385,6 +386,23 @@ async def test_hostile_queries_and_word_search_without_embeddings(
         await remember_all(svc, "local", odd)
         for query, fact in [("Straße", odd[0]), ("STRAßE", odd[0]), ("ﬁnance", odd[1]), ("İstanbul", odd[2])]:
             assert texts(await svc.recall("local", query)) == [fact], query
+
+
+async def test_equal_scores_rank_the_fact_stored_later_first_in_every_store(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    """One remember_many stores its facts in one instant, so among equal word scores neither the
+    date nor the (random) id may decide: two stores of the same facts rank them alike."""
+    facts = [f"Widget {name} ships in a blue box" for name in "ABCDEFGH"]
+    answers = []
+    for run in range(2):
+        svc = MemoryService(make_settings(db_path=tmp_path / f"run{run}.db", embedding={"model": "none"}))
+        async with svc.running():
+            await svc.remember_many("local", [{"text": fact} for fact in facts], wait_ms=10_000)
+            result = await svc.recall("local", "blue widget box", limit=4)
+        assert len({hit.score for hit in result.hits}) == 1  # a tie, or this tests nothing
+        answers.append(texts(result))
+    assert answers[0] == answers[1] == facts[::-1][:4]
 
 
 # --- empty -------------------------------------------------------------------

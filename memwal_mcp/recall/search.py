@@ -154,6 +154,11 @@ class _Scored:
     def when(self) -> float:
         return self.occurred_at if self.occurred_at is not None else self.of.created_at
 
+    @property
+    def stored(self) -> int:
+        """The memory's place in the order memories were stored (0 for a queued fact)."""
+        return self.of.pk if isinstance(self.of, MemoryRow) else 0
+
     def expired(self, now: float) -> bool:
         return self.of.expired(now)
 
@@ -503,11 +508,13 @@ class _Scorer:
         return (self.p.since is None or when >= self.p.since) and (self.p.until is None or when <= self.p.until)
 
 
-def _rank(fact: _Scored) -> tuple[float, bool, float, str]:
+def _rank(fact: _Scored) -> tuple[float, bool, float, int, str]:
     """Best score first; among equal scores (common for word matches: BM25 ties on texts of
-    one length) a curated memory before a queued copy of it, then the newer fact, then the
-    id -- never the order an index happened to return."""
-    return (-fact.score, fact.pending, -fact.when, fact.id)
+    one length) a curated memory before a queued copy of it, then the newer fact, then the one
+    stored later (one remember_many stores many in the same instant), then the id -- never the
+    order an index happened to return, nor the random id alone: two stores of the same facts,
+    on either backend, rank them alike."""
+    return (-fact.score, fact.pending, -fact.when, -fact.stored, fact.id)
 
 
 async def search(
