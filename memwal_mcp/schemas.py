@@ -470,7 +470,9 @@ def _replacement_since(out: HistoryOut) -> str:
 
 
 def history_text(out: HistoryOut) -> str:
-    lines = [f"{out.memory_id} [{out.status}]{_marks(out.expires_at, out.expired)} {out.body}"]
+    gone = out.status == "forgotten"  # its text is erased: no expiry to tell, nothing kept to include
+    marks = "" if gone else _marks(out.expires_at, out.expired)
+    lines = [f"{out.memory_id} [{out.status}]{marks}" + (f" {out.body}" if out.body else "")]
     if out.retired_into:
         lines.append(f"folded into {out.retired_into}")
     if out.superseded_by:
@@ -481,7 +483,7 @@ def history_text(out: HistoryOut) -> str:
         lines.append(f"being replaced by queued job {by}: recall and list leave it out (forget {by} to keep it)")
     if out.supersedes:
         lines.append(f"supersedes {', '.join(out.supersedes)}")
-    if out.expires_at:
+    if out.expires_at and not gone:
         past = "left" if out.expired else "leaves"
         lines.append(f"{past} recall and list at {out.expires_at} (it is kept; include_expired shows it)")
     for r in out.revisions:

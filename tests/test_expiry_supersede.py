@@ -47,6 +47,14 @@ async def test_saying_an_expired_fact_again_without_an_end_renews_it(service: Me
     assert await _ids(service, "Alice on call") == [first.memory_id]
 
 
+async def test_the_history_of_a_forgotten_expired_memory_does_not_say_it_is_kept(service: MemoryService):
+    gone = (await service.remember("local", "Old fact about coffee beans", expires_at=PAST, wait_ms=10000)).job
+    await service.forget("local", gone.memory_id)
+    shown = history_text(HistoryOut.of(await service.history("local", gone.memory_id)))
+    assert shown.splitlines()[0] == f"{gone.memory_id} [forgotten]"
+    assert "include_expired" not in shown and "kept" not in shown, shown
+
+
 async def test_purge_expired_forgets_only_the_expired(service: MemoryService):
     gone = (await service.remember("local", "Door code 4417 for the Zyxwvut lab", expires_at=PAST, wait_ms=10000)).job
     kept = (await service.remember("local", "The lab opens at 9", wait_ms=10000)).job
