@@ -25,6 +25,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -135,6 +136,21 @@ def _copy_in(source: Path, target: Path) -> None:
     os.replace(staging, target)
 
 
+# A staging folder this old was left by a process that ended while it built the optimized graph (a
+# Ctrl-C during the first load): 31-47 MB each. A build in progress takes seconds.
+STALE_STAGING_S = 600
+
+
+def _sweep_staging(folder: Path, name: str) -> None:
+    cutoff = time.time() - STALE_STAGING_S
+    for path in folder.glob(f".{name}.*"):
+        try:
+            if path.is_dir() and path.stat().st_mtime < cutoff:
+                shutil.rmtree(path, ignore_errors=True)
+        except OSError:  # gone meanwhile, or not ours to remove: the next load tries again
+            pass
+
+
 def _optimized(shipped: Path, files: dict[str, Path]) -> Path:
     """The folder holding the optimized graph, made once per ONNX Runtime version: built in a
     staging folder and renamed into place, so a server starting meanwhile sees all of it or
@@ -142,6 +158,7 @@ def _optimized(shipped: Path, files: dict[str, Path]) -> Path:
     import onnxruntime as ort
 
     target = shipped.with_name(f"{shipped.name}-ort{ort.__version__}")
+    _sweep_staging(shipped.parent, target.name)
     if _complete(target):
         for name in _TOKENIZER_FILES:  # made by an older version as links, maybe into a venv now gone
             if not (target / name).is_file() or (target / name).is_symlink():

@@ -7,6 +7,7 @@ builds Settings (flags > env > TOML > defaults) and turns errors into exit codes
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
 import signal
@@ -147,10 +148,36 @@ def _refuse_undecodable(parser: argparse.ArgumentParser, args: argparse.Namespac
 
 def main(argv: list[str] | None = None) -> None:
     try:
-        _main(argv)
-        sys.stdout.flush()  # a pipe closed early fails here, inside the handler, not at exit
-    except BrokenPipeError:
-        _stdout_closed()
+        try:
+            _main(argv)
+            sys.stdout.flush()  # a pipe closed early fails here, inside the handler, not at exit
+        except BrokenPipeError:
+            _stdout_closed()
+    except SystemExit as exc:
+        _leave(exc.code)
+        raise
+    _leave(0)
+
+
+def _leave(code: object) -> None:
+    """End now if the embedding model is still loading on its own thread (a command that did not
+    need it, or was interrupted, while its worker loads it): a normal exit would run ONNX
+    Runtime's static destructors under that thread, and the process aborts (SIGABRT, "terminate
+    called without an active exception"). The store is closed by now; only output and logs are
+    left to flush."""
+    embedding = sys.modules.get("memwal_mcp.embedding")  # not imported: nothing loads
+    if embedding is None or not embedding.load_in_progress():
+        return
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+    status = code if isinstance(code, int) else (0 if code is None else 1)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    logging.shutdown()
+    os._exit(status)
 
 
 def _stdout_closed() -> None:

@@ -358,6 +358,15 @@ class _LowPriorityRunners:
                 done.set_exception(exc)
 
 
+LOAD_THREAD = "memwal-model-load"
+
+
+def load_in_progress() -> bool:
+    """Whether a model load is still running: the process must then leave without running the
+    C++ runtime's static destructors under it (cli.main), or it aborts."""
+    return any(thread.name == LOAD_THREAD and thread.is_alive() for thread in threading.enumerate())
+
+
 @dataclass(slots=True)
 class _Load:
     """One load of the model: set when it has ended; what it raised, if not an EmbeddingError."""
@@ -412,7 +421,7 @@ class LazyEmbedder:
         if load is None:
             load = self._loading = _Load(anyio.Event())
             token = current_token()
-            threading.Thread(target=self._load, args=(load, token), name="memwal-model-load", daemon=True).start()
+            threading.Thread(target=self._load, args=(load, token), name=LOAD_THREAD, daemon=True).start()
         await load.done.wait()
         if load.unexpected is not None:
             raise load.unexpected

@@ -125,6 +125,21 @@ def test_a_model_folder_left_by_a_removed_installation_is_repaired(tmp_path: Pat
         assert sha256(folder / name) == sha256(bundled_model.source_files()[name])
 
 
+def test_a_staging_folder_an_interrupted_first_load_left_is_swept_later(tmp_path: Path) -> None:
+    """A Ctrl-C during the first load ends the process while ONNX Runtime writes the optimized
+    graph into its staging folder (31-47 MB); the next load removes one that old, not one a
+    load running now may be writing."""
+    folder = bundled_model.prepare_model_dir(tmp_path / "cache")
+    stale, fresh = (folder.parent / f".{folder.name}.{suffix}" for suffix in ("left1234", "busy5678"))
+    for staging in (stale, fresh):
+        staging.mkdir()
+        (staging / "model.onnx").write_bytes(b"")
+    old = time.time() - bundled_model.STALE_STAGING_S - 60
+    os.utime(stale, (old, old))
+    assert bundled_model.prepare_model_dir(tmp_path / "cache") == folder
+    assert not stale.exists() and fresh.exists()
+
+
 def test_prepare_model_dir_links_the_verified_files(tmp_path: Path) -> None:
     folder = bundled_model.prepare_model_dir(tmp_path / "cache")
     for name in ("tokenizer.json", "tokenizer_config.json"):

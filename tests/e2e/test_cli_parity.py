@@ -22,6 +22,12 @@ from tests.scripted_llm import Reply, ScriptedLLM
 pytestmark = [pytest.mark.slow, pytest.mark.both_backends]
 
 
+def _ctrl_c_as_at_a_terminal() -> None:
+    """A child started from a background job (`pytest ... &`, nohup) inherits SIGINT ignored, and
+    an ignored Ctrl-C tests nothing: give it the default disposition a terminal's command has."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _cli(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(MEMWAL), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=90, check=False
@@ -135,6 +141,35 @@ async def test_the_cli_list_takes_only_as_the_tool_does(server_env, tmp_path):
 
 
 @pytest.mark.sqlite_only
+def test_ctrl_c_during_the_first_model_load_exits_130_never_aborts(server_env, db, tmp_path):
+    """The first load builds the model's optimized graph in ONNX Runtime (seconds, with the
+    empty cache each run gets here); a Ctrl-C anywhere in it ends with 130 (0 once the recall
+    is done), never SIGABRT: an exit that ran the runtime's static destructors under a load
+    still running aborted ("terminate called without an active exception")."""
+    seeded = _cli({**os.environ, **server_env(MEMWAL_EMBEDDING__MODEL="none")}, "remember", "Coffee: oat", cwd=tmp_path)
+    assert seeded.returncode == 0, seeded.stderr
+    for i, delay in enumerate((0.5, 0.8, 1.1, 1.4, 1.7, 2.0)):
+        env = {**os.environ, **server_env(XDG_CACHE_HOME=str(tmp_path / f"cache-{i}"))}
+        proc = subprocess.Popen(
+            [str(MEMWAL), "recall", "coffee"],
+            env=env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_ctrl_c_as_at_a_terminal,
+        )
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        # 130; or killed by the SIGINT itself (a shell shows 130 too) when it lands as the
+        # interpreter finishes, after its handlers are gone; 0 when the recall had ended.
+        assert proc.returncode in (0, 130, -signal.SIGINT), (delay, proc.returncode, err[-2000:])
+        assert "terminate called" not in err, err[-2000:]
+
+
+@pytest.mark.sqlite_only
 def test_ctrl_c_does_not_wait_for_an_embedding_model_still_loading(server_env, db, tmp_path):
     """A command's worker loads the model when it has something to embed (here a memory stored
     while embeddings were off); a Ctrl-C must not wait for that load to end (on a loaded machine
@@ -168,6 +203,7 @@ def test_ctrl_c_does_not_wait_for_an_embedding_model_still_loading(server_env, d
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=_ctrl_c_as_at_a_terminal,
         )
         try:
             assert proc.stdin is not None
@@ -205,6 +241,7 @@ def test_ctrl_c_stops_a_one_shot_command_with_status_130_and_stores_nothing(serv
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
+            preexec_fn=_ctrl_c_as_at_a_terminal,
         )
         try:
             assert proc.stdin is not None
