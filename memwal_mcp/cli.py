@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -147,12 +148,16 @@ def _refuse_undecodable(parser: argparse.ArgumentParser, args: argparse.Namespac
 
 
 def main(argv: list[str] | None = None) -> None:
+    threading.excepthook = _quiet_after_shutdown
     try:
         try:
             _main(argv)
             sys.stdout.flush()  # a pipe closed early fails here, inside the handler, not at exit
         except BrokenPipeError:
             _stdout_closed()
+        except KeyboardInterrupt:  # before the event loop ran: parsing the command line, reading settings
+            print("memwal-mcp: interrupted while starting; nothing was done", file=sys.stderr)
+            sys.exit(EXIT_INTERRUPTED)
     except SystemExit as exc:
         _leave(exc.code)
         raise
@@ -160,13 +165,14 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _leave(code: object) -> None:
-    """End now if the embedding model is still loading on its own thread (a command that did not
-    need it, or was interrupted, while its worker loads it): a normal exit would run ONNX
-    Runtime's static destructors under that thread, and the process aborts (SIGABRT, "terminate
-    called without an active exception"). The store is closed by now; only output and logs are
-    left to flush."""
-    embedding = sys.modules.get("memwal_mcp.embedding")  # not imported: nothing loads
-    if embedding is None or not embedding.load_in_progress():
+    """End now, without the interpreter's usual exit, when a thread besides this one is still
+    alive: the embedding model loading on its own thread (a command that did not need it, or was
+    interrupted, while its worker loads it: a normal exit runs ONNX Runtime's static destructors
+    under it and the process aborts, "terminate called without an active exception"); a database
+    thread or the stdio reader a Ctrl-C left running (a normal exit joins them: it waited forever
+    after an interrupted recall had printed its hits, and for a server whose client kept stdin
+    open). Output and logs are flushed first; what was committed is in the database."""
+    if not any(thread.is_alive() for thread in threading.enumerate() if thread is not threading.current_thread()):
         return
     if isinstance(code, str):
         print(code, file=sys.stderr)
@@ -178,6 +184,15 @@ def _leave(code: object) -> None:
             pass
     logging.shutdown()
     os._exit(status)
+
+
+def _quiet_after_shutdown(args: threading.ExceptHookArgs) -> None:
+    """A database thread finishing after the event loop closed (a Ctrl-C while the store opened)
+    cannot hand its result back: "Event loop is closed" is the interruption itself, not an error to
+    print as a traceback. Anything else is reported as Python would."""
+    if isinstance(args.exc_value, RuntimeError) and str(args.exc_value) == "Event loop is closed":
+        return
+    threading.__excepthook__(args)
 
 
 def _stdout_closed() -> None:

@@ -358,13 +358,8 @@ class _LowPriorityRunners:
                 done.set_exception(exc)
 
 
+# A load may outlive its callers; cli.main then ends the process without the runtime's destructors.
 LOAD_THREAD = "memwal-model-load"
-
-
-def load_in_progress() -> bool:
-    """Whether a model load is still running: the process must then leave without running the
-    C++ runtime's static destructors under it (cli.main), or it aborts."""
-    return any(thread.name == LOAD_THREAD and thread.is_alive() for thread in threading.enumerate())
 
 
 @dataclass(slots=True)

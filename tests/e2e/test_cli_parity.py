@@ -141,6 +141,44 @@ async def test_the_cli_list_takes_only_as_the_tool_does(server_env, tmp_path):
 
 
 @pytest.mark.sqlite_only
+def test_ctrl_c_stops_the_stdio_server_while_its_client_keeps_stdin_open(server_env, db, tmp_path):
+    """A Ctrl-C to the server of a client that still holds stdin open: the reader of stdin is
+    blocked in its read; the exit used to wait for it forever (the replies already sent were
+    complete). It must end promptly, with status 0 (Ctrl-C is how a server is stopped)."""
+
+    def line(payload: dict[str, Any]) -> bytes:
+        return (json.dumps({"jsonrpc": "2.0", **payload}) + "\n").encode()
+
+    proc = subprocess.Popen(
+        [str(MEMWAL)],
+        env={**os.environ, **server_env()},
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=_ctrl_c_as_at_a_terminal,
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        proc.stdin.write(line({"id": 1, "method": "initialize", "params": hello}))
+        proc.stdin.write(line({"method": "notifications/initialized"}))
+        proc.stdin.write(
+            line({"id": 2, "method": "tools/call", "params": {"name": "memwal_recall", "arguments": {"query": "x"}}})
+        )
+        proc.stdin.flush()
+        replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        assert [reply["id"] for reply in replies] == [1, 2]
+        proc.send_signal(signal.SIGINT)  # stdin stays open
+        status = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert status == 0
+
+
+@pytest.mark.sqlite_only
 def test_ctrl_c_during_the_first_model_load_exits_130_never_aborts(server_env, db, tmp_path):
     """The first load builds the model's optimized graph in ONNX Runtime (seconds, with the
     empty cache each run gets here); a Ctrl-C anywhere in it ends with 130 (0 once the recall
