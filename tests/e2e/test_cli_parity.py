@@ -28,6 +28,44 @@ def _ctrl_c_as_at_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+def _analyze_interrupted(env: dict[str, str], cwd: Path, after_asked_s: float, wait_s: float) -> tuple[int, str, str]:
+    """`analyze -` extracting through a scripted LLM that holds its reply, Ctrl-C'd once the
+    command waits on it (and `after_asked_s` later): (status, stdout, stderr)."""
+    asked, release = threading.Event(), threading.Event()
+
+    def script(request: dict[str, Any]) -> Reply:
+        asked.set()
+        release.wait(60)  # the command is now inside its await on the LLM, where Ctrl-C lands
+        return Reply(json.dumps({"facts": ["Erin owns the budget"]}))
+
+    with ScriptedLLM(script) as llm:
+        llm_env = {"MEMWAL_LLM__BASE_URL": llm.base_url, "MEMWAL_LLM__MODEL": "scripted", "MEMWAL_LLM__TIMEOUT_S": "60"}
+        proc = subprocess.Popen(
+            [str(MEMWAL), "analyze", "-"],
+            env={**os.environ, **env, **llm_env},
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=_ctrl_c_as_at_a_terminal,
+        )
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write("Erin: I own the budget now.")
+            proc.stdin.close()
+            assert asked.wait(90), "the command never asked the LLM"
+            time.sleep(after_asked_s)
+            proc.send_signal(signal.SIGINT)
+            status = proc.wait(timeout=wait_s)
+        finally:
+            release.set()
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return status, proc.stdout.read() if proc.stdout else "", proc.stderr.read() if proc.stderr else ""
+
+
 def _cli(env: dict[str, str], *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(MEMWAL), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=90, check=False
@@ -219,79 +257,14 @@ def test_ctrl_c_does_not_wait_for_an_embedding_model_still_loading(server_env, d
     model.mkdir()
     for name in ("model.onnx", "tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json"):
         os.mkfifo(model / name)
-    asked, release = threading.Event(), threading.Event()
-
-    def script(request: dict[str, Any]) -> Reply:
-        asked.set()
-        release.wait(60)
-        return Reply(json.dumps({"facts": ["Erin owns the budget"]}))
-
-    with ScriptedLLM(script) as llm:
-        env = server_env(
-            MEMWAL_LLM__BASE_URL=llm.base_url,
-            MEMWAL_LLM__MODEL="scripted",
-            MEMWAL_LLM__TIMEOUT_S="60",
-            MEMWAL_EMBEDDING__MODEL_PATH=str(model),
-        )
-        proc = subprocess.Popen(
-            [str(MEMWAL), "analyze", "-"],
-            env={**os.environ, **env},
-            cwd=tmp_path,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=_ctrl_c_as_at_a_terminal,
-        )
-        try:
-            assert proc.stdin is not None
-            proc.stdin.write("Erin: I own the budget now.")
-            proc.stdin.close()
-            assert asked.wait(90), "the command never asked the LLM"
-            time.sleep(0.5)  # the worker is in the load by now
-            proc.send_signal(signal.SIGINT)
-            status = proc.wait(timeout=30)
-        finally:
-            release.set()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    assert status == 130, (proc.stdout.read() if proc.stdout else "", proc.stderr.read() if proc.stderr else "")
+    # 0.5 s after the LLM is asked, the worker is in the load
+    status, out, err = _analyze_interrupted(server_env(MEMWAL_EMBEDDING__MODEL_PATH=str(model)), tmp_path, 0.5, 30)
+    assert status == 130, (out, err)
     assert db.scalar("SELECT count(*) FROM remember_jobs") == 1  # the one remembered first, nothing of the analyze
 
 
 @pytest.mark.sqlite_only  # the exit status of an interrupted command is not the database's business
 def test_ctrl_c_stops_a_one_shot_command_with_status_130_and_stores_nothing(server_env, db, tmp_path):
-    asked, release = threading.Event(), threading.Event()
-
-    def script(request: dict[str, Any]) -> Reply:
-        asked.set()
-        release.wait(60)  # the command is now inside its await on the LLM, where Ctrl-C lands
-        return Reply(json.dumps({"facts": ["Erin owns the budget"]}))
-
-    with ScriptedLLM(script) as llm:
-        env = server_env(MEMWAL_LLM__BASE_URL=llm.base_url, MEMWAL_LLM__MODEL="scripted", MEMWAL_LLM__TIMEOUT_S="60")
-        proc = subprocess.Popen(
-            [str(MEMWAL), "analyze", "-"],
-            env={**os.environ, **env},
-            cwd=tmp_path,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=_ctrl_c_as_at_a_terminal,
-        )
-        try:
-            assert proc.stdin is not None
-            proc.stdin.write("Erin: I own the budget now.")
-            proc.stdin.close()
-            assert asked.wait(90), "the command never asked the LLM"
-            proc.send_signal(signal.SIGINT)
-            status = proc.wait(timeout=60)
-        finally:
-            release.set()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    assert status == 130, (proc.stdout.read() if proc.stdout else "", proc.stderr.read() if proc.stderr else "")
+    status, out, err = _analyze_interrupted(server_env(), tmp_path, 0.0, 60)
+    assert status == 130, (out, err)
     assert db.scalar("SELECT count(*) FROM remember_jobs") == 0
