@@ -407,7 +407,7 @@ class LazyEmbedder:
         The model loads once, on a daemon thread of its own, and callers wait for an event: one
         cancelled meanwhile (Ctrl-C, a client's cancel, the worker stopping) stops waiting at once,
         and neither the shutdown nor the interpreter's exit waits for a load nobody needs any more
-        (an interrupted `analyze` waited out a 60 s load on a loaded machine)."""
+        (a load that did not end held an interrupted `analyze` until it was killed)."""
         if self._embedder is not None:
             return self._embedder
         if not self._settings.enabled or self._error is not None or self._closed:
