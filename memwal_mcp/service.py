@@ -28,7 +28,7 @@ from .errors import EmbeddingError, IdempotencyKeyReused, InvalidInput, NotFound
 from .normalize import norm_key
 from .recall.format import fit
 from .recall.lexical import searchable
-from .recall.search import SearchParams, search
+from .recall.search import SearchParams, embedding_begun, search
 from .recall.unindexed_vectors import UnindexedVectors
 from .records import (
     ANALYZED,
@@ -400,15 +400,12 @@ class MemoryService:
         expired = validation.flag(include_expired, "include_expired")
         superseded = validation.flag(include_superseded, "include_superseded")
 
-        # One reader call for the lanes and the read-your-writes mark: each hop to the reader
-        # thread costs an idle recall more than the call itself.
-        lanes, mark = await self._store.read(_lanes_and_mark, owner, scope)
         if not searchable(text):  # nothing to match, and a vector of it would "find" anything
             return RecallResult(text, count, scope, searchable=False)
-        if not lanes:
-            return RecallResult(text, count, scope)
-        pending = await self._drain(lanes, mark)
-        embedder = await self.embedder.get()
+        # A model in memory embeds the query from the start; one not loaded yet loads only once
+        # the recall finds memories to search.
+        ready = self.embedder.loaded
+        embedder = await self.embedder.get() if ready else None
         recall = self.settings.recall
         params = SearchParams(
             owner=owner,
@@ -428,7 +425,17 @@ class MemoryService:
             include_expired=expired,
             include_superseded=superseded,
         )
-        hits = await search(self._store, embedder, lanes, params, pending, self._unindexed)
+        # The query is embedded from here on, beside the reads before the search needs it.
+        async with embedding_begun(params, embedder) as vector:
+            # One reader call for the lanes and the read-your-writes mark: each hop to the reader
+            # thread costs an idle recall more than the call itself.
+            lanes, mark = await self._store.read(_lanes_and_mark, owner, scope)
+            if not lanes:
+                return RecallResult(text, count, scope)
+            pending = await self._drain(lanes, mark)
+            if not ready:
+                embedder = await self.embedder.get()
+            hits = await search(self._store, embedder, lanes, params, pending, self._unindexed, vector)
         return fit(RecallResult(text, count, scope, hits), budget)
 
     async def _lanes(self, owner: str, scope: str) -> list[int]:

@@ -366,6 +366,8 @@ def test_recall_curation_and_reindex_share_one_copy_of_the_model(make_settings: 
 
 
 async def _idle_then_recall(settings: Any) -> tuple[bool, bool, bool, list[str]]:
+    """(loaded or working at start, loaded while idle or after recalling an owner with no
+    memories, loaded after the recall, its hits)."""
     first = MemoryService(settings)
     async with first.running(worker=False):
         await first.remember("local", "User prefers dark roast coffee")
@@ -376,13 +378,16 @@ async def _idle_then_recall(settings: Any) -> tuple[bool, bool, bool, list[str]]
         at_start = service.embedder.loaded
         worked = await service.worker.run_once()  # the pass an idle worker makes, over and over
         idle = service.embedder.loaded
+        assert not (await service.recall("someone-else", "coffee", limit=3)).hits  # nothing to search
+        idle = idle or service.embedder.loaded
         hits = (await service.recall("local", "coffee", limit=3)).hits
         return at_start or worked, idle, service.embedder.loaded, [hit.text for hit in hits]
 
 
 @pytest.mark.slow
 def test_an_idle_server_loads_the_model_when_a_recall_first_needs_it(make_settings: Callable[..., Any]) -> None:
-    """The model is most of a server's memory: a server with nothing to embed does not hold it."""
+    """The model is most of a server's memory: a server with nothing to embed does not hold it,
+    nor does a recall with nothing to search."""
     busy_at_start, loaded_while_idle, loaded_after_recall, found = asyncio.run(_idle_then_recall(make_settings()))
     assert not busy_at_start and not loaded_while_idle
     assert loaded_after_recall and found == ["User prefers dark roast coffee"]

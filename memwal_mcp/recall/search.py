@@ -43,7 +43,8 @@ import logging
 import math
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -412,14 +413,6 @@ class _Scorer:
         self.now = now
         self.content_word = content_word  # a word match means the fact shares a content word
 
-    def lexical_score(self, strength: float | None, length: int, lane: int, pending: bool = False) -> float:
-        if strength is None:
-            return 0.0
-        stats = self.queued if pending else self.indexed
-        average = stats.average_length.get(lane, 0.0)
-        factor = min(1.0, length / average) if average > 0 else 1.0
-        return stats.share(strength, lane) * factor
-
     def bound(self, lanes: Sequence[int], nearest: _Nearest | None, strength: float | None) -> float:
         """The most any memory the pools have not reached yet could score: its cosine is at most
         its lane's k-th nearest (none beyond an exhausted lane), its word strength at most the
@@ -441,19 +434,42 @@ class _Scorer:
             score = dense if self.dense else lexical
         return score
 
-    def score(self, of: MemoryRow | Hit, lane: int, cosine: float | None, strength: float | None) -> _Scored:
-        """A memory (its row) or a queued fact (its hit) scored with both signals."""
-        pending = isinstance(of, Hit)
-        text = of.text if isinstance(of, Hit) else of.body
-        lexical = self.lexical_score(strength, len(text), lane, pending) if self.lexical else 0.0
-        matched = self.lexical and self.content_word and strength is not None
+    def score(self, of: Hit, lane: int, cosine: float | None, strength: float | None) -> _Scored:
+        """A queued fact (its hit as read), over the statistics its lane will have once the
+        queue is in."""
+        return self._scored(of, lane, len(of.text), cosine, strength, self.queued)
+
+    def score_rows(self, found: Iterable[_Candidate]) -> list[tuple[int, _Scored]]:
+        """(pk, scored) of each memory, over its lane's statistics as they are."""
+        indexed = self.indexed
+        return [
+            (c.row.pk, self._scored(c.row, c.row.lane, len(c.row.body), c.cosine, c.strength, indexed)) for c in found
+        ]
+
+    def _scored(
+        self,
+        of: MemoryRow | Hit,
+        lane: int,
+        length: int,
+        cosine: float | None,
+        strength: float | None,
+        stats: _LaneStatistics,
+    ) -> _Scored:
+        """Both signals and the score (see the module docstring). A recall scores ~130
+        candidates: the steps are few calls, the time after the query embedding is short."""
+        lexical = 0.0
+        if self.lexical and strength is not None:
+            average = stats.average_length.get(lane, 0.0)
+            lexical = stats.share(strength, lane) * (min(1.0, length / average) if average > 0 else 1.0)
         relevance = self(cosine, lexical)
         return _Scored(
-            of, self.recency(relevance, of), relevance, matched, cosine if self.dense else None, of.occurred_at
+            of,
+            self.recency(relevance, of) if self.p.prefer_recent else relevance,
+            relevance,
+            self.lexical and self.content_word and strength is not None,
+            cosine if self.dense else None,
+            of.occurred_at,
         )
-
-    def score_row(self, row: MemoryRow, cosine: float | None, strength: float | None) -> _Scored:
-        return self.score(row, row.lane, cosine, strength)
 
     def rescored(self, scored: _Scored, relevance: float, occurred_at: float | None = None) -> _Scored:
         """The same fact with another relevance (context), or dated by a repeat (_in_window)."""
@@ -513,8 +529,70 @@ def _rank(fact: _Scored) -> tuple[float, bool, float, int, str]:
     one length) a curated memory before a queued copy of it, then the newer fact, then the one
     stored later (one remember_many stores many in the same instant), then the id -- never the
     order an index happened to return, nor the random id alone: two stores of the same facts,
-    on either backend, rank them alike."""
-    return (-fact.score, fact.pending, -fact.when, -fact.stored, fact.id)
+    on either backend, rank them alike. (`pending`, `when` and `stored` read here without their
+    properties: a recall ranks ~130 facts.)"""
+    of = fact.of
+    when = fact.occurred_at if fact.occurred_at is not None else of.created_at
+    if isinstance(of, MemoryRow):
+        return (-fact.score, False, -when, -of.pk, of.id)
+    return (-fact.score, of.pending, -when, 0, of.id)
+
+
+class QueryVector:
+    """The query's embedding, begun on a worker thread as soon as the recall knows its query, so
+    that it runs beside everything read before the search needs it (the lanes, the word
+    search): at 2,000 memories the embedding is most of an idle recall. None from `get` for a
+    query the model cannot read (its words are all there is)."""
+
+    def __init__(self, embedder: Embedder, query: str) -> None:
+        self._embedder, self._query = embedder, query
+        self._done = anyio.Event()
+        self._vector: np.ndarray | None = None
+        self._error: Exception | None = None
+
+    def _embed(self) -> np.ndarray | None:
+        vector = self._embedder.embed_query(self._query)
+        return vector if readable(vector) else None
+
+    async def run(self) -> None:
+        try:
+            self._vector = await anyio.to_thread.run_sync(self._embed, abandon_on_cancel=True)
+        except Exception as exc:  # raised by get(), to the search that needs it
+            self._error = exc
+        finally:
+            self._done.set()
+
+    async def get(self) -> np.ndarray | None:
+        await self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._vector
+
+
+def wants_vector(params: SearchParams, embedder: Embedder | None) -> bool:
+    return params.mode in ("hybrid", "dense") and embedder is not None
+
+
+@asynccontextmanager
+async def embedding_begun(params: SearchParams, embedder: Embedder | None) -> AsyncIterator[QueryVector | None]:
+    """The query's embedding begun now (None when the search uses no vector), for `search`.
+    Leaving does not wait for an embedding nobody took (a recall of an owner with no memories):
+    its thread ends on its own."""
+    if embedder is None or not wants_vector(params, embedder):
+        yield None
+        return
+    vector = QueryVector(embedder, params.query)
+    failure: Exception | None = None
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(vector.run)
+        try:
+            yield vector
+        except Exception as exc:  # raised as itself below, not in the task group's ExceptionGroup
+            failure = exc
+        finally:
+            tg.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
 
 
 async def search(
@@ -524,14 +602,20 @@ async def search(
     params: SearchParams,
     pending: bool = False,
     unindexed: UnindexedVectors | None = None,
+    vector: QueryVector | None = None,
 ) -> list[Hit]:
     """`pending`: jobs remembered before this recall are still queued, so score queued jobs
     too. `unindexed`: where the vectors of facts outside the indexes are kept between recalls.
+    `vector`: the query's embedding, begun by the caller (embedding_begun); without it, a dense
+    search embeds the query here.
 
     Two reader calls when nothing is queued: one beside the query's embedding (_words_first),
     one after it for the rest (_settle). Each hop from the event loop to the reader thread and
     back waits for a core; at 2,000 memories six of them cost more than the search itself."""
-    dense = params.mode in ("hybrid", "dense") and embedder is not None
+    dense = wants_vector(params, embedder)
+    if dense and vector is None:
+        async with embedding_begun(params, embedder) as begun:
+            return await search(store, embedder, lanes, params, pending, unindexed, begun)
     # Without a query vector, lexical is all there is, whatever the mode.
     terms = content_terms(params.query) if params.mode != "dense" or not dense else []
     # A generous first pool: a fact ranked low by one signal can still win on both.
@@ -539,13 +623,8 @@ async def search(
 
     # The word search needs no query vector: it runs on the reader while another thread
     # embeds the query; the vector scan follows in _settle.
-    def embed() -> np.ndarray | None:
-        assert embedder is not None  # only called when dense
-        vector = embedder.embed_query(params.query)
-        return vector if readable(vector) else None  # a query the model cannot read: its words are all there is
-
     async def dense_side() -> np.ndarray | None:
-        return await anyio.to_thread.run_sync(embed) if dense else None
+        return await vector.get() if dense and vector is not None else None
 
     first, query_vector = await side_by_side(
         lambda: store.read(
@@ -642,7 +721,7 @@ def _settle(
             by_rowid[rowid] = _Candidate(
                 row, cosine, seen.strength if seen is not None else first.waiting_strength.get(rowid)
             )
-        scored = [(c.row.pk, scorer.score_row(c.row, c.cosine, c.strength)) for c in by_rowid.values()]
+        scored = scorer.score_rows(by_rowid.values())
         if scorer.in_context:
             pool = {pk: (by_rowid[pk].row, s) for pk, s in scored}
             scored = _in_context(reader, lanes, scorer, query_vector, terms, words_exhausted, pool)
@@ -766,7 +845,7 @@ def _score_rows(
         # One wide word search, not text_strengths: FTS5 scores every match for either, but a
         # MATCH restricted to some rowids took 20-30 ms here against a few for the whole lane.
         strengths = {pk: strength for pk, strength in reader.text_search(lanes, terms, MAX_K)[0] if pk in rows}
-    return {pk: scorer.score_row(row, cosines.get(pk), strengths.get(pk)) for pk, row in rows.items()}
+    return dict(scorer.score_rows(_Candidate(row, cosines.get(pk), strengths.get(pk)) for pk, row in rows.items()))
 
 
 def _named(hit: Hit, copies: KeyCopies | None) -> Hit:
