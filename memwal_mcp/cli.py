@@ -235,6 +235,8 @@ def _main(argv: list[str] | None) -> None:
     except KeyboardInterrupt:
         # Ctrl-C is how a server is stopped; a one-shot command it stops did not finish.
         if not getattr(command, "RUNS_UNTIL_STOPPED", False):
+            for line in _left_behind:
+                print(f"memwal-mcp {name}: interrupted: {line}", file=sys.stderr)
             sys.exit(EXIT_INTERRUPTED)
     except InvalidInput as exc:
         parser.exit(EXIT_USAGE, f"memwal-mcp: error: {in_option_names(str(exc), _options(parser, name))}\n")
@@ -250,4 +252,13 @@ async def _run_command(command: Any, settings: Settings, args: argparse.Namespac
         return
     service = MemoryService(settings)
     async with service.running(worker=command.WORKER):
-        await command.run(service, args)
+        try:
+            await command.run(service, args)
+        except anyio.get_cancelled_exc_class():  # Ctrl-C: the command can say what it leaves
+            if (left := getattr(command, "interrupted", None)) is not None:
+                _left_behind.append(left(service, args))
+            raise
+
+
+# What an interrupted command says it left behind (one line), printed after the event loop ended.
+_left_behind: list[str] = []

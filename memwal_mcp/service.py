@@ -117,6 +117,9 @@ class MemoryService:
         self._progress = anyio.Event()
         self._unindexed = UnindexedVectors()  # vectors of queued facts, kept across recalls
         self._worker_task: asyncio.Task[None] | None = None
+        # What this service filed, for a command interrupted after it (see `filing`).
+        self.filed: list[str] = []  # job ids, in the order they were filed
+        self.filing = False  # a transaction filing jobs is under way: its commit may land or not
 
     @property
     def store(self) -> Store:
@@ -268,7 +271,10 @@ class MemoryService:
     async def _file(self, owner: str, requests: list[JobRequest], wait: int) -> list[RememberOutcome]:
         """The one way facts become jobs (remember, remember_many): one transaction, a replayed
         key checked against its request by the store, then optionally waiting for curation."""
+        self.filing = True
         filed = await self._store.write(lambda writer: writer.insert_jobs(owner, requests, time.time()))
+        self.filing = False
+        self.filed += [job.id for job, replayed in filed if not replayed]
         return await self._outcomes(owner, filed, wait)
 
     async def _outcomes(self, owner: str, filed: list[tuple[Job, bool]], wait: int) -> list[RememberOutcome]:

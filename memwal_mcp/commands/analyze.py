@@ -7,7 +7,7 @@ from pathlib import Path
 from ..errors import InvalidInput
 from ..schemas import AnalyzeOut, analyze_text
 from ..service import MemoryService
-from .output import add_json_flag, emit
+from .output import add_json_flag, emit, filed_note
 
 NAME = "analyze"
 HELP = "extract the facts worth keeping from a conversation or passage with the configured LLM"
@@ -39,3 +39,7 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
     outcome = await service.analyze(service.settings.owner, _read(args.file), args.namespace, args.wait_ms)
     out = AnalyzeOut.of(outcome)
     emit(args, out.model_dump(), analyze_text(out))
+
+
+def interrupted(service: MemoryService, args: argparse.Namespace) -> str:
+    return filed_note(service)

@@ -64,3 +64,8 @@ def _text(kind: str, owners: list[str], added: dict, skipped: dict, failed: int,
         have = agree(unembedded, "has", "have")
         lines.append(f"{counted(unembedded, 'memory')} {have} no vector yet; recall scores them directly until then")
     return "\n".join(lines)
+
+
+def interrupted(service: MemoryService, args: argparse.Namespace) -> str:
+    """Each part of an import commits as a whole and is recognised when imported again."""
+    return "what it imported so far is kept; running the same import again adds only the rest"

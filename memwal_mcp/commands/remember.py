@@ -4,7 +4,7 @@ import argparse
 
 from ..schemas import RememberOut, remember_line
 from ..service import MemoryService
-from .output import add_json_flag, emit
+from .output import add_json_flag, emit, filed_note
 
 NAME = "remember"
 HELP = "remember a fact (waits for curation by default)"
@@ -46,3 +46,7 @@ async def run(service: MemoryService, args: argparse.Namespace) -> None:
     )
     out = RememberOut.of_outcome(outcome)
     emit(args, out.model_dump(), remember_line(out))
+
+
+def interrupted(service: MemoryService, args: argparse.Namespace) -> str:
+    return filed_note(service)

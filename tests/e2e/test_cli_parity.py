@@ -267,3 +267,38 @@ def test_ctrl_c_stops_a_one_shot_command_with_status_130_and_stores_nothing(serv
     status, out, err = _analyze_interrupted(server_env(), tmp_path, 0.0, 60)
     assert status == 130, (out, err)
     assert db.scalar("SELECT count(*) FROM remember_jobs") == 0
+    assert err.strip().splitlines()[-1] == "memwal-mcp analyze: interrupted: nothing was stored", err
+
+
+@pytest.mark.sqlite_only
+def test_an_interrupted_remember_names_the_job_it_filed(server_env, db, tmp_path):
+    """Ctrl-C while `remember` waits for curation: the fact is filed, and the command says as which
+    job (the exit status alone read as if nothing had been kept)."""
+    proc = subprocess.Popen(
+        [MEMWAL, "remember", "The standup moved to 9:30"],
+        env=server_env(MEMWAL_SERVER__WORKER="false"),  # nothing curates: the command waits its 10 s
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_ctrl_c_as_at_a_terminal,
+    )
+
+    def filed() -> bool:
+        try:
+            return bool(db.scalar("SELECT count(*) FROM remember_jobs"))
+        except Exception:  # no file or no table yet: the command is still starting
+            return False
+
+    deadline = time.monotonic() + 60
+    while not filed():
+        assert time.monotonic() < deadline and proc.poll() is None, "the job was never filed"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    (job,) = [row[0] for row in db.rows("SELECT id FROM remember_jobs WHERE status = 'queued'")]
+    assert proc.returncode == 130, (out, err)
+    assert err.strip().splitlines()[-1] == (
+        f"memwal-mcp remember: interrupted: filed as job {job}, which any later memwal-mcp curates "
+        f"if it is not curated yet (`memwal-mcp status {job}` tells)"
+    ), err
