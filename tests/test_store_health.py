@@ -6,8 +6,11 @@ what state a database file is in, without creating or changing it.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -153,3 +156,22 @@ def test_a_file_that_is_not_a_database_is_unopenable_and_left_as_it_was(tmp_path
     assert database.unopenable.startswith("DatabaseError: ") and "\n" not in database.unopenable
     assert database.schema is None and database.integrity is None and database.vectors is None
     assert path.read_bytes() == content
+
+
+@pytest.mark.parametrize("command", [["recall", "coffee"], ["remember", "User likes tea", "--wait-ms", "0"]])
+def test_a_command_on_a_file_that_is_not_a_database_says_so_in_one_line(tmp_path: Path, command: list[str]):
+    """It printed SQLite's DatabaseError with a 40-line traceback (a server the same, before `initialize`)."""
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"garbage\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWAL_")} | {"MEMWAL_DB_PATH": str(path)}
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "memwal-mcp"), *command],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == f"memwal-mcp: error: cannot open the database {path}: file is not a database\n"
+    assert path.read_bytes() == b"garbage\n"

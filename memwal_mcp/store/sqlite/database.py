@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import aiosqlite
 import anyio
 
-from ...errors import StoreBusy, StoreUnavailable
+from ...errors import MemwalError, StoreBusy, StoreUnavailable
 from .connection import connect, is_busy, kept_copies, sqlite_module, truncate_wal
 from .migrations import apply_migrations, require_current
 
@@ -70,17 +70,20 @@ class Database:
         except OSError as exc:
             raise StoreUnavailable(f"cannot create the database folder {self.path.parent}: {exc}") from exc
         sqlite_module()  # fail early with the install hint if no usable SQLite exists
-        self._writer = await aiosqlite.Connection(lambda: connect(self.path), iter_chunk_size=64)
         try:
+            self._writer = await aiosqlite.Connection(lambda: connect(self.path), iter_chunk_size=64)
             applied = await self.write(apply_migrations)
             if applied:
                 log.info("database %s: applied migrations %s", self.path, ", ".join(applied))
             self._reader = await aiosqlite.Connection(lambda: connect(self.path), iter_chunk_size=64)
-        except BaseException:
+        except BaseException as exc:
             # A refused or failed open must not leave a connection's thread behind: the process
             # would hang at exit instead of reporting the error.
             await self.close()
-            raise
+            if isinstance(exc, MemwalError) or not isinstance(exc, Exception):
+                raise
+            # SQLite's own words: "file is not a database", "unable to open database file".
+            raise StoreUnavailable(f"cannot open the database {self.path}: {exc}") from exc
 
     async def _open_read_only(self) -> None:
         """Only a file at this version's schema: an older one would need the migrations that
