@@ -78,6 +78,23 @@ def test_reopening_applies_nothing(db_path: Path) -> None:
         conn.close()
 
 
+def test_an_up_to_date_file_opens_while_another_connection_writes(db_path: Path) -> None:
+    """Opening took the write lock once per migration even with none to apply: a `recall` on a file
+    another process held a write transaction on failed after 30 s, where a WAL reader never waits."""
+    conn = connect(db_path)
+    apply_migrations(conn)
+    holder = connect(db_path)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("CREATE TABLE held (x)")
+    try:
+        conn.execute("PRAGMA busy_timeout = 200")  # a wait for the lock fails in 0.2 s, not 30
+        assert apply_migrations(conn) == []
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        conn.close()
+
+
 def test_new_numbered_file_applies_only_that_one(db_path: Path, folder: Path) -> None:
     conn = connect(db_path)
     try:

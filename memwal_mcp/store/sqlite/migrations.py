@@ -91,8 +91,11 @@ def apply_migrations(conn: sqlite3.Connection, folder: Path | None = None) -> li
     )
     migrations = load_migrations(folder)
     _refuse_newer(conn, migrations)
+    # Read first: a file that is up to date needs no write lock, so opening it does not wait for
+    # another connection's write transaction (a reader in WAL never does).
+    present = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
     applied: list[str] = []
-    for migration in migrations:
+    for migration in [m for m in migrations if m.version not in present]:
         conn.execute("BEGIN IMMEDIATE")
         try:
             done = conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (migration.version,)).fetchone()
