@@ -419,3 +419,11 @@ async def test_empty_lane_gives_an_empty_result(service: MemoryService) -> None:
     other = await service.recall("local", "coffee", namespace="empty-ns")
     assert other.hits == []
     assert "No memories match" in recall_text(other) and "'empty-ns'" in recall_text(other)
+
+
+async def test_a_long_query_that_finds_nothing_is_not_echoed_whole(service: MemoryService) -> None:
+    """A 4 KB query that matched nothing came back whole in the reply, whatever max_chars said."""
+    query = " ".join(f"zebra{i}" for i in range(500))[:4000]
+    result = await service.recall("local", query, max_chars=100)
+    text = recall_text(result)
+    assert result.hits == [] and text.startswith("No memories match 'zebra0 zebra1") and len(text) < 120, text

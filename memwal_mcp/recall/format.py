@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 from datetime import time as datetime_time
 
 from ..records import Hit, RecallResult
+from ..validation import show
 from ..wording import counted
 
 
@@ -109,8 +110,9 @@ def omitted_note(result: RecallResult) -> str:
 def recall_text(result: RecallResult) -> str:
     if not result.hits and not result.omitted:
         if not result.searchable:
-            return f"No memories match {result.query!r}: it has no word or number to search for."
-        return f"No memories match {result.query!r} in namespace {result.namespace!r}."
+            return f"No memories match {show(result.query)}: it has no word or number to search for."
+        # The query cut short, as every message shows a caller's value: it may be 4 KB or more.
+        return f"No memories match {show(result.query)} in namespace {result.namespace!r}."
     now = time.time()
     blocks = [hit_lines(number, hit, now) for number, hit in enumerate(result.hits, start=1)]
     if result.omitted:
