@@ -152,6 +152,13 @@ class RecallSettings(BaseModel):
     read_your_writes_wait_ms: int = Field(
         3000, ge=0, le=30000, description="How long a recall waits for the caller's queued remembers."
     )
+    model_wait_ms: int = Field(
+        10000,
+        ge=0,
+        le=600000,
+        description="How long a recall waits for the embedding model to load (a process's first recall; a model "
+        "still downloading); then it matches words only, and later recalls use the model once it is in.",
+    )
     mode: Literal["hybrid", "dense", "lexical"] = Field(
         "hybrid", description="hybrid = vectors and full-text together; dense or lexical alone (for comparison)."
     )

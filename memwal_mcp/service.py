@@ -440,9 +440,17 @@ class MemoryService:
                 return RecallResult(text, count, scope)
             pending = await self._drain(lanes, mark)
             if not ready:
-                embedder = await self.embedder.get()
+                embedder = await self._model_within(recall.model_wait_ms)
             hits = await search(self._store, embedder, lanes, params, pending, self._unindexed, vector)
         return fit(RecallResult(text, count, scope, hits), budget)
+
+    async def _model_within(self, wait_ms: int) -> Embedder | None:
+        """The model, if it loads within `wait_ms`: a model that must be downloaded, with no network,
+        held every first recall 40 s while fastembed retried. The load goes on meanwhile."""
+        with anyio.move_on_after(wait_ms / 1000):
+            return await self.embedder.get()
+        log.warning("recall: the embedding model is not loaded after %d ms; this recall matches words only", wait_ms)
+        return None
 
     async def _lanes(self, owner: str, scope: str) -> list[int]:
         return await self._store.read(_scope_lanes, owner, scope)

@@ -262,6 +262,37 @@ def test_ctrl_c_does_not_wait_for_an_embedding_model_still_loading(server_env, d
     assert db.scalar("SELECT count(*) FROM remember_jobs") == 1  # the one remembered first, nothing of the analyze
 
 
+@pytest.mark.sqlite_only
+def test_a_recall_waits_for_a_model_that_does_not_load_at_most_model_wait_ms(server_env, tmp_path):
+    """A model that must be downloaded, with no network, held every first recall 40 s while fastembed
+    retried; one whose files never arrive (named pipes nobody writes), forever. After model_wait_ms
+    the recall answers by words (the queued fact is matched by its text)."""
+    model = tmp_path / "stalled-model"
+    model.mkdir()
+    for name in ("model.onnx", "tokenizer.json", "tokenizer_config.json", "config.json", "special_tokens_map.json"):
+        os.mkfifo(model / name)
+    env = server_env(
+        MEMWAL_EMBEDDING__MODEL_PATH=str(model),
+        MEMWAL_RECALL__MODEL_WAIT_MS="300",
+        MEMWAL_RECALL__READ_YOUR_WRITES_WAIT_MS="0",
+    )
+    filed = subprocess.run(
+        [MEMWAL, "remember", "User prefers dark roast coffee", "--wait-ms", "0"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert filed.returncode == 0, filed.stderr
+    found = subprocess.run(
+        [MEMWAL, "recall", "coffee", "--json"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)["hits"]
+    assert [(hit["text"], hit["pending"]) for hit in hits] == [("User prefers dark roast coffee", True)]
+
+
 @pytest.mark.sqlite_only  # the exit status of an interrupted command is not the database's business
 def test_ctrl_c_stops_a_one_shot_command_with_status_130_and_stores_nothing(server_env, db, tmp_path):
     status, out, err = _analyze_interrupted(server_env(), tmp_path, 0.0, 60)
