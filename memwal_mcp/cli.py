@@ -153,6 +153,9 @@ def main(argv: list[str] | None = None) -> None:
         try:
             _main(argv)
             sys.stdout.flush()  # a pipe closed early fails here, inside the handler, not at exit
+            # Done and said: a Ctrl-C from now on must not turn the exit into 130, or (once the
+            # interpreter's exit has put SIGINT back to its default) into death by the signal.
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         except BrokenPipeError:
             _stdout_closed()
         except KeyboardInterrupt:  # before the event loop ran: parsing the command line, reading settings
