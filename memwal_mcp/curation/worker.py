@@ -118,6 +118,9 @@ class CurationWorker:
         """One pass of counting nominees left for later (curation/deferred.py); False if none wait."""
         try:
             return await count_pass(self._store, self._settings)
+        except StoreBusy as exc:  # another process holds the write lock: the counts wait, as curation does
+            log.info("counting deferred nominations waits for the lock (%s)", str(exc).removesuffix("; try again"))
+            return False
         except Exception:  # only counters: a broken pass must not stop curation
             log.exception("counting deferred nominations failed")
             return False
