@@ -175,3 +175,27 @@ def test_a_command_on_a_file_that_is_not_a_database_says_so_in_one_line(tmp_path
     assert done.returncode == 1, done.stderr
     assert done.stderr == f"memwal-mcp: error: cannot open the database {path}: file is not a database\n"
     assert path.read_bytes() == b"garbage\n"
+
+
+def test_a_new_file_another_connection_locked_before_it_was_migrated_says_try_again(tmp_path: Path):
+    """It ended in "cannot open the database ...: database is locked"; the README promises that no
+    caller sees SQLite's "database is locked", and how a lock held too long is said."""
+    path = tmp_path / "memwal.db"
+    holder = sqlite3.connect(path, isolation_level=None)  # a rollback journal: switching to WAL needs the lock
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("CREATE TABLE held (x)")
+    try:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWAL_")} | {"MEMWAL_DB_PATH": str(path)}
+        done = subprocess.run(
+            [str(Path(sys.executable).parent / "memwal-mcp"), "list"],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == f"memwal-mcp: error: the database {path} stayed locked by another process for 5s; try again\n"

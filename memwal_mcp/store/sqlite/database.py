@@ -23,7 +23,7 @@ import aiosqlite
 import anyio
 
 from ...errors import MemwalError, StoreBusy, StoreUnavailable
-from .connection import connect, is_busy, kept_copies, sqlite_module, truncate_wal
+from .connection import BUSY_TIMEOUT_MS, connect, is_busy, kept_copies, sqlite_module, truncate_wal
 from .migrations import apply_migrations, require_current
 
 log = logging.getLogger(__name__)
@@ -82,6 +82,11 @@ class Database:
             await self.close()
             if isinstance(exc, MemwalError) or not isinstance(exc, Exception):
                 raise
+            if is_busy(exc):  # a new file another connection locked before it was migrated
+                raise StoreBusy(
+                    f"the database {self.path} stayed locked by another process for "
+                    f"{BUSY_TIMEOUT_MS / 1000:.0f}s; try again"
+                ) from exc
             # SQLite's own words: "file is not a database", "unable to open database file".
             raise StoreUnavailable(f"cannot open the database {self.path}: {exc}") from exc
 
