@@ -254,13 +254,13 @@ async def _run_command(command: Any, settings: Settings, args: argparse.Namespac
         await command.run_standalone(settings, args)
         return
     service = MemoryService(settings)
-    async with service.running(worker=command.WORKER):
-        try:
+    try:
+        async with service.running(worker=command.WORKER):
             await command.run(service, args)
-        except anyio.get_cancelled_exc_class():  # Ctrl-C: the command can say what it leaves
-            if (left := getattr(command, "interrupted", None)) is not None:
-                _left_behind.append(left(service, args))
-            raise
+    except anyio.get_cancelled_exc_class():  # Ctrl-C: the command can say what it leaves
+        if (left := getattr(command, "interrupted", None)) is not None:
+            _left_behind.append(left(service, args))
+        raise
 
 
 # What an interrupted command says it left behind (one line), printed after the event loop ended.
