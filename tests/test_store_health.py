@@ -158,20 +158,19 @@ def test_a_file_that_is_not_a_database_is_unopenable_and_left_as_it_was(tmp_path
     assert path.read_bytes() == content
 
 
+def _memwal(path: Path, *command: str) -> subprocess.CompletedProcess[str]:
+    """`memwal-mcp COMMAND` on the database at `path`, none of this shell's MEMWAL_ settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWAL_")} | {"MEMWAL_DB_PATH": str(path)}
+    executable = str(Path(sys.executable).parent / "memwal-mcp")
+    return subprocess.run([executable, *command], env=env, cwd=path.parent, capture_output=True, text=True, timeout=120)
+
+
 @pytest.mark.parametrize("command", [["recall", "coffee"], ["remember", "User likes tea", "--wait-ms", "0"]])
 def test_a_command_on_a_file_that_is_not_a_database_says_so_in_one_line(tmp_path: Path, command: list[str]):
     """It printed SQLite's DatabaseError with a 40-line traceback (a server the same, before `initialize`)."""
     path = tmp_path / "notes.db"
     path.write_bytes(b"garbage\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWAL_")} | {"MEMWAL_DB_PATH": str(path)}
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "memwal-mcp"), *command],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _memwal(path, *command)
     assert done.returncode == 1, done.stderr
     assert done.stderr == f"memwal-mcp: error: cannot open the database {path}: file is not a database\n"
     assert path.read_bytes() == b"garbage\n"
@@ -185,15 +184,7 @@ def test_a_new_file_another_connection_locked_before_it_was_migrated_says_try_ag
     holder.execute("BEGIN IMMEDIATE")
     holder.execute("CREATE TABLE held (x)")
     try:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMWAL_")} | {"MEMWAL_DB_PATH": str(path)}
-        done = subprocess.run(
-            [str(Path(sys.executable).parent / "memwal-mcp"), "list"],
-            env=env,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = _memwal(path, "list")
     finally:
         holder.execute("ROLLBACK")
         holder.close()
