@@ -33,10 +33,10 @@ async def test_dense_recall_sees_what_another_process_remembered_and_forgot(make
         before = await svc.recall("local", "espresso machine descaling", limit=5)  # loads the lane's matrix
         assert [h.text for h in before.hits] == ["The office plant needs water on Mondays"]
 
-        # Waits until curated (the default 10 s ran out once under a loaded CI: a cold model load
+        # Waits up to 30 s, the most allowed (the default 10 s ran out once under a loaded CI: a cold model load
         # and the embedding in a process of its own); it returns as soon as the job is done.
         fact = "Descale the espresso machine every second Friday"
-        out = _cli(settings.db_path, "remember", fact, "--json", "--wait-ms", "60000")
+        out = _cli(settings.db_path, "remember", fact, "--json", "--wait-ms", "30000")
         assert '"status": "done"' in out
         after = await svc.recall("local", "espresso machine descaling", limit=5)
         assert after.hits[0].text == "Descale the espresso machine every second Friday"
