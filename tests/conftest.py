@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,15 @@ from memwal_mcp.config import EmbeddingSettings, Settings, load_settings
 from memwal_mcp.embedding import FastEmbedEmbedder
 from memwal_mcp.service import MemoryService
 from tests.environment import isolate
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` starts one worker more than there are cores: a third of this suite's time is spent
+    waiting (memwal-mcp subprocesses starting, servers and sockets, PostgreSQL, fsync), which
+    one worker per core leaves idle. PYTEST_XDIST_AUTO_NUM_WORKERS still decides when set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return len(os.sched_getaffinity(0)) + 1
 
 
 @pytest.fixture(autouse=True)
