@@ -23,7 +23,7 @@ from . import __version__
 from .commands import COMMANDS, serve
 from .commands.output import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 from .config import Settings, config_problems, load_settings
-from .errors import InvalidInput, MemwalError
+from .errors import InvalidInput, MemwalError, UnsafeConfiguration
 from .validation import printable
 
 _BAD_NUMBER = re.compile(r"argument (?P<name>\S+): invalid (?P<kind>int|float) value: (?P<value>.*)", re.S)
@@ -243,6 +243,8 @@ def _main(argv: list[str] | None) -> None:
             sys.exit(EXIT_INTERRUPTED)
     except InvalidInput as exc:
         parser.exit(EXIT_USAGE, f"memwal-mcp: error: {in_option_names(str(exc), _options(parser, name))}\n")
+    except UnsafeConfiguration as exc:  # a configuration refused as given: status 2, as the README's table says
+        parser.exit(EXIT_USAGE, f"memwal-mcp: error: {exc}\n")
     except MemwalError as exc:
         parser.exit(EXIT_FAILED, f"memwal-mcp: error: {exc}\n")
 

@@ -7,6 +7,7 @@ MemwalError
 ├── NotFound                no such job or memory for this owner
 ├── StoreUnavailable        SQLite cannot be opened with sqlite-vec
 │   └── StoreBusy           another session held a lock past the wait bound: try again
+│       └── StoreUnreachable PostgreSQL did not answer (down, restarting, unreachable): try again
 ├── UnsafeConfiguration     refusing to start as configured (e.g. open HTTP without tokens)
 └── EmbeddingError          the model cannot load, or does not fit the database
 """
@@ -41,6 +42,13 @@ class StoreBusy(StoreUnavailable):
     on PostgreSQL, the busy deadline on SQLite). Nothing was written; the same work succeeds once
     the lock is released, so it is no failure of what was being written (the curation worker
     retries it without counting an attempt)."""
+
+
+class StoreUnreachable(StoreBusy):
+    """The database server did not answer: PostgreSQL down, restarting or cut off. A StoreBusy
+    because what follows is the same: the unit of work that failed is rolled back with its
+    connection, the same work succeeds once the server answers, and the curation worker waits
+    for that without counting an attempt against any job."""
 
 
 class UnsafeConfiguration(MemwalError):

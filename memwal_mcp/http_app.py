@@ -44,10 +44,12 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .config import Settings
+from .errors import StoreUnavailable
 from .ratelimit import Grant, SharedRateLimiter
 from .request_size import max_request_bytes
 from .stdio_replies import Reply, encode, for_sdk, is_text, parse_line, unencodable_reply
 from .tokens import TokenRegistry
+from .validation import show
 
 log = logging.getLogger(__name__)
 
@@ -208,6 +210,9 @@ class SessionBook:
         return sum(len(held) for held in self._by_caller.values())
 
 
+# Retry-After of a request refused because the store did not answer: about a health check's interval.
+STORE_RETRY_S = 5
+
 HEALTH_PATH = "/healthz"
 HEALTH_TIMEOUT_S = 5.0  # longer than a healthy store's slowest read; shorter than a balancer's usual 10 s check
 
@@ -250,6 +255,7 @@ class HttpGate:
         self._app = app
         self._health = health
         self._sse = transport == "sse"
+        self._stateless = settings.server.stateless
         self._registry = registry
         self._limiter = SharedRateLimiter(
             grant or _no_shared_buckets, settings.auth.rate_per_minute, settings.auth.burst
@@ -270,17 +276,28 @@ class HttpGate:
             # The dashboard at /ui signs browsers in with a session cookie and checks them itself.
             await self._app(scope, receive, send)
             return
-        user = await self._authenticate(scope)
-        if isinstance(user, Response):
-            await user(scope, receive, send)
+        try:
+            user = await self._authenticate(scope)
+            if isinstance(user, Response):
+                await user(scope, receive, send)
+                return
+            caller = ""
+            wait = 0.0
+            if user is not None:
+                scope["user"] = user  # the SDK binds each session to the credential that opened it
+                caller = user.access_token.token
+                if scope["method"] != "DELETE":
+                    wait = await self._limiter.take(caller)
+        except StoreUnavailable as exc:  # the tokens or the shared buckets could not be read
+            log.warning("refused a request: %s", exc)
+            await _error(503, INTERNAL_ERROR, str(exc), headers={"Retry-After": str(STORE_RETRY_S)})(
+                scope, receive, send
+            )
             return
-        caller = ""
-        wait = 0.0
-        if user is not None:
-            scope["user"] = user  # the SDK binds each session to the credential that opened it
-            caller = user.access_token.token
-            if scope["method"] != "DELETE":
-                wait = await self._limiter.take(caller)
+        refused = self._refused_as_sent(scope)
+        if refused is not None:
+            await refused(scope, receive, send)
+            return
         sse_message = self._sse and scope["method"] == "POST"
         if wait > 0 and not sse_message:
             await self._rate_limited(wait)(scope, receive, send)
@@ -322,6 +339,25 @@ class HttpGate:
                 subject=principal.owner,
             )
         )
+
+    def _refused_as_sent(self, scope: Scope) -> Response | None:
+        """What the SDK would refuse in plain text or hold open, refused here as JSON-RPC asks: a
+        streamable-HTTP POST that is not JSON, and in stateless mode a GET, which would open a server-to-client
+        stream that no request of this mode can use (it answered 200 and held the connection)."""
+        method = scope["method"]
+        if method == "POST" and not self._sse:
+            kind = _header(scope, b"content-type")
+            if kind is None or not kind.lower().startswith("application/json"):
+                sent = f"got {show(kind)}" if kind is not None else "none was sent"
+                return _error(415, INVALID_REQUEST, f"Content-Type must be application/json; {sent}")
+        elif method == "GET" and self._stateless:
+            return _error(
+                405,
+                INVALID_REQUEST,
+                "this server is stateless: it has no server-to-client stream to GET; POST each request",
+                headers={"Allow": "POST"},
+            )
+        return None
 
     def _refusal(self, wait: float) -> tuple[int, str, dict[str, Any]]:
         seconds = max(1, math.ceil(wait))

@@ -20,7 +20,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from ..concurrently import side_by_side
 from ..config import CurationSettings
 from ..embedding import Embedder, LazyEmbedder, background_embed
-from ..errors import EmbeddingError, StoreBusy
+from ..errors import EmbeddingError, StoreBusy, StoreUnreachable
 from ..store import Store, VectorMatch
 from ..store.leases import lease_holder_id
 from ..store.records import QueuedJob
@@ -84,17 +84,20 @@ class CurationWorker:
     async def run(self) -> None:
         """Work until cancelled."""
         busy_passes = 0
+        until = ""  # what the pause waits for
         while True:
             self._hurry = False
             try:
                 worked = await self.run_once()
             except StoreBusy as exc:
-                # Another session holds a lock (a LOCK TABLE, a VACUUM FULL): the pass wrote
-                # nothing and counted no attempt, so its jobs stay queued; try them again with a
-                # growing pause. One line for the whole wait, not a traceback per pass.
+                # Another session holds a lock (a LOCK TABLE, a VACUUM FULL), or PostgreSQL does not
+                # answer: the pass wrote nothing and counted no attempt, so its jobs stay queued; try
+                # them again with a growing pause. One line for the whole wait, not a traceback per pass.
                 if busy_passes == 0:
+                    until = "the database answers" if isinstance(exc, StoreUnreachable) else "the lock is released"
                     log.warning(
-                        "curation paused until the lock is released, its jobs kept queued and curated then (%s)",
+                        "curation paused until %s, its jobs kept queued and curated then (%s)",
+                        until,
                         str(exc).removesuffix("; try again"),
                     )
                 await anyio.sleep(busy_retry_s(busy_passes))
@@ -104,7 +107,7 @@ class CurationWorker:
                 log.exception("curation pass failed")
                 worked = False
             if busy_passes:
-                log.info("the database lock is released; curation goes on")
+                log.info("%s; curation goes on", until.replace("answers", "answers again"))
                 busy_passes = 0
             if not worked:
                 if not await self._count_deferred():

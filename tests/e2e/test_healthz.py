@@ -7,10 +7,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 
-from .http_helpers import bearer, make_token, serve
+from .http_helpers import bearer, make_token, open_session, reply_of, serve, tool_call
 
 pytestmark = pytest.mark.slow
 
@@ -55,3 +56,54 @@ def test_healthz_says_503_while_the_database_is_down_and_200_once_it_is_back(ser
     finally:
         postgres.cleanup()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+async def test_a_database_that_falls_silent_is_503_on_time_and_a_lost_one_a_one_line_error(
+    server_env, tmp_path: Path
+) -> None:
+    """PostgreSQL cut off without a reset (a partition): /healthz must still answer 503 within its
+    bound, every time it is asked, and 200 once the network is back (it hung for minutes: its read
+    waited on the silent connection). Then the database gone for good: a tool call says so in one
+    line naming PostgreSQL (it waited a minute for a plain-text 500, or said only "Error executing
+    tool memwal_recall")."""
+    from tests.postgres.blackhole import Blackhole
+    from tests.postgres.server import shared
+
+    postgres = shared()
+    url = postgres.take()
+    try:
+        with Blackhole(url) as hole:
+            env = server_env(MEMWAL_DB_URL=hole.url)
+            token = make_token(env, "alice")
+            with serve(env, tmp_path) as served:
+                async with httpx2.AsyncClient(timeout=60) as client:
+                    health = served.base + "/healthz"
+                    assert (await client.get(health)).status_code == 200
+                    session_id = await open_session(client, served.mcp, token)
+
+                    hole.silent()
+                    for _ in range(3):  # the first read still hangs in its thread while the others are asked
+                        answered = await client.get(health, timeout=30)
+                        assert answered.status_code == 503, answered.text
+                    hole.speak()
+                    deadline = time.monotonic() + 30
+                    while (status := (await client.get(health, timeout=30)).status_code) != 200:
+                        assert time.monotonic() < deadline, f"still {status} 30 s after the network came back"
+                        await anyio.sleep(0.5)
+
+                    hole.close()  # every connection dropped, no new one accepted
+                    response = await tool_call(
+                        client, served.mcp, session_id, "memwal_recall", {"query": "anything"}, token
+                    )
+                    if response.status_code == 503:  # refused at the gate: the token could not be read
+                        message = response.json()["error"]["message"]
+                    else:
+                        result = reply_of(response)["result"]
+                        assert result["isError"] is True, result
+                        message = result["content"][0]["text"]
+                    assert message.startswith("PostgreSQL at ") and message.endswith("try again"), message
+                    assert "\n" not in message
+                log = served.log_text()
+                assert "Exception in ASGI application" not in log and "Traceback" not in log, log[-3000:]
+    finally:
+        postgres.give_back(url)

@@ -86,6 +86,15 @@ async def test_http_answers_each_message_as_stdio_does(server_env, tmp_path: Pat
             for body, named in MALFORMED:
                 reply = await post(body)
                 assert reply["error"]["code"] == -32602 and named in reply["error"]["message"], reply
+            # A body that does not say it is JSON: a JSON-RPC error too, not the SDK's plain-text 400.
+            for kind, said in (("text/plain", "got 'text/plain'"), (None, "none was sent")):
+                sent = {key: value for key, value in headers.items() if key.lower() != "content-type"}
+                if kind is not None:
+                    sent["Content-Type"] = kind
+                response = await client.post(served.mcp, content=SURROGATE_TEXT, headers=sent)
+                assert response.status_code == 415, (response.status_code, response.text)
+                error = response.json()["error"]
+                assert error["code"] == -32600 and error["message"] == f"Content-Type must be application/json; {said}"
             await _nothing_stored(client, served.mcp, session_id)
 
 

@@ -124,6 +124,20 @@ def test_one_client_spread_over_two_stateless_replicas_works(server_env, tmp_pat
             assert "Traceback" not in served.log_text(), served.log_text()[-3000:]
 
 
+def test_a_get_on_a_stateless_server_is_refused_not_held_open(server_env, tmp_path: Path) -> None:
+    """A stateless server has no server-to-client stream: a GET must not open one (it answered 200
+    and held the connection until the client gave up)."""
+    env = server_env()
+    token = make_token(env, "alice")
+    with serve(env, tmp_path, extra=("--stateless",)) as served:
+        answered = httpx2.get(
+            served.mcp, headers={"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}, timeout=20
+        )
+        assert answered.status_code == 405, (answered.status_code, answered.text)
+        assert answered.headers["allow"] == "POST"
+        assert answered.json()["error"]["message"].startswith("this server is stateless")
+
+
 def test_stateless_refuses_sse(server_env) -> None:
     import subprocess
 

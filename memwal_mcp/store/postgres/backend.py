@@ -29,11 +29,11 @@ import psycopg
 from psycopg import Connection
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...errors import InvalidInput, StoreBusy, StoreUnavailable
+from ...errors import InvalidInput, StoreBusy, StoreUnavailable, StoreUnreachable
 from ..contract import StoreReader, StoreWriter
 from ..records import BackupResult
 from . import erasure, lane_indexes, rates
-from .connection import LOCK_WAIT_S, connect, lock_bounded, pool, redacted
+from .connection import LOCK_WAIT_S, answered, connect, lock_bounded, pool, redacted
 from .migrations import apply_migrations
 from .views import PostgresReader, PostgresWriter
 from .words_pass import retokenize
@@ -76,6 +76,7 @@ class PostgresStore:
         self._erasure_owed = False
         self._kept_by: list[str] = []  # who kept the last forget's old row versions (erasure.holders)
         self._retry: asyncio.Task[None] | None = None
+        self._pinging = anyio.CapacityLimiter(1)  # one health read in flight (ping)
 
     @property
     def location(self) -> str:
@@ -135,7 +136,7 @@ class PostgresStore:
         units, searches = self._pools()
 
         def run() -> T:
-            with units.connection() as conn, lock_bounded(self._locked):
+            with answered(self.location), units.connection() as conn, lock_bounded(self._locked):
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 try:
                     return fn(PostgresReader(conn, searches, self.hnsw_min_rows), *args, **kwargs)
@@ -150,12 +151,16 @@ class PostgresStore:
         units, _ = self._pools()
 
         def run() -> tuple[int, float]:
-            with units.connection() as conn, lock_bounded(self._locked):
+            with answered(self.location), units.connection() as conn, lock_bounded(self._locked):
                 return rates.grant(conn, key, want, rate_per_s, burst, now)
 
         return await anyio.to_thread.run_sync(run)
 
     async def ping(self, timeout_s: float) -> None:
+        """A read within `timeout_s`, or StoreUnreachable. A server that stopped answering without
+        closing its connections (frozen, or cut off without a reset) leaves the read waiting in its
+        thread: the ping gives up on it, and while it waits the next pings wait for its slot, so
+        a health check answers on time however often it is asked and no thread piles up."""
         units, _ = self._pools()
 
         def run() -> None:
@@ -163,15 +168,18 @@ class PostgresStore:
                 with units.connection(timeout=timeout_s) as conn:
                     conn.execute("SELECT 1")
             except (PoolTimeout, psycopg.Error) as exc:
-                raise StoreUnavailable(f"PostgreSQL at {self.location} did not answer: {exc}") from exc
+                raise StoreUnreachable(f"PostgreSQL at {self.location} did not answer: {exc}") from exc
 
-        await anyio.to_thread.run_sync(run)
+        with anyio.move_on_after(timeout_s) as waited:
+            await anyio.to_thread.run_sync(run, abandon_on_cancel=True, limiter=self._pinging)
+        if waited.cancelled_caught:
+            raise StoreUnreachable(f"PostgreSQL at {self.location} did not answer within {timeout_s:g}s")
 
     async def write(self, fn: Callable[Concatenate[StoreWriter, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         units, searches = self._pools()
 
         def run() -> T:
-            with units.connection() as conn, lock_bounded(self._locked):
+            with answered(self.location), units.connection() as conn, lock_bounded(self._locked):
                 writer = PostgresWriter(conn, searches, self.hnsw_min_rows, self._locked)
                 try:
                     return fn(writer, *args, **kwargs)
@@ -294,7 +302,7 @@ class PostgresStore:
         units, _ = self._pools()
 
         def run() -> bool:
-            with units.connection() as conn, lock_bounded(self._locked):
+            with answered(self.location), units.connection() as conn, lock_bounded(self._locked):
                 cleared = erasure.vacuum(conn)
                 if not cleared:
                     self._kept_by = erasure.holders(conn)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
-from psycopg_pool import ConnectionPool
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...errors import StoreBusy, StoreUnavailable
+from ...errors import StoreBusy, StoreUnavailable, StoreUnreachable
 
 # pg_advisory_xact_lock keys (two int4: "memwal", then what the lock is for).
 ADVISORY_NAMESPACE = 0x6D656D77
@@ -33,6 +35,25 @@ APPLICATION_NAME = "memwal-mcp"
 # before it fails with LockNotAvailable: the SQLite backend's WRITE_DEADLINE_S, so neither backend
 # lets a forget or a curation job wait without limit while holding the write lock.
 LOCK_WAIT_S = 30.0
+# How long a unit of work waits for a connection from its pool: every one busy, or none to be had
+# because the server does not answer. Long enough for a burst of fifty agents on eight connections
+# (a unit of work takes milliseconds); short enough that a caller hears "try again" while its
+# client still waits, where psycopg_pool's default let a request hang a minute for a plain 500.
+POOL_WAIT_S = 15.0
+# TCP settings for every connection, unless the URL sets them: a server cut off without a reset
+# (a partition, a host gone) is noticed in about a minute instead of the kernel's quarter of an hour,
+# on an idle pooled connection (keepalives) and on one that sent a statement (tcp_user_timeout).
+TCP_SETTINGS = {
+    "keepalives": "1",
+    "keepalives_idle": "30",
+    "keepalives_interval": "10",
+    "keepalives_count": "3",
+    "tcp_user_timeout": "60000",
+}
+# SQLSTATEs of a connection that went away under a statement (class 08, and the server's shutdown
+# and start-up ones); a client-side failure (the socket closed, libpq's "server closed the connection
+# unexpectedly") has none.
+_CONNECTION_LOST = ("08", "57P01", "57P02", "57P03")
 
 
 def is_url(value: str | None) -> bool:
@@ -58,10 +79,43 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _options(url: str) -> dict[str, Any]:
+    """The keyword arguments of every connection: the URL's own options win over TCP_SETTINGS."""
+    given = conninfo_to_dict(url)
+    tcp = {key: value for key, value in TCP_SETTINGS.items() if key not in given}
+    return {"autocommit": True, "application_name": APPLICATION_NAME, "connect_timeout": 10, **tcp}
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether the driver's error says the server went away, rather than refused a statement."""
+    if not isinstance(exc, psycopg.OperationalError) or isinstance(exc, psycopg.errors.LockNotAvailable):
+        return False
+    state = exc.sqlstate
+    return state is None or state.startswith(_CONNECTION_LOST)
+
+
+@contextmanager
+def answered(location: str) -> Iterator[None]:
+    """A server that does not answer, as the store's one-line StoreUnreachable ("try again"), for
+    every unit of work: a tool call says what happened instead of the SDK's bare "Error executing
+    tool", and HTTP callers get a 503 instead of a traceback and a plain 500."""
+    try:
+        yield
+    except PoolTimeout as exc:
+        raise StoreUnreachable(
+            f"PostgreSQL at {location} gave no connection within {POOL_WAIT_S:g}s (it is down or "
+            "unreachable, or every connection stayed busy); try again"
+        ) from exc
+    except psycopg.OperationalError as exc:
+        if not connection_lost(exc):
+            raise
+        raise StoreUnreachable(f"PostgreSQL at {location} did not answer ({_first_line(exc)}); try again") from exc
+
+
 def connect(url: str) -> psycopg.Connection:
     """One autocommit connection, or StoreUnavailable saying why there is none."""
     try:
-        return psycopg.connect(url, autocommit=True, application_name=APPLICATION_NAME, connect_timeout=10)
+        return psycopg.connect(url, **_options(url))
     except psycopg.Error as exc:
         raise StoreUnavailable(f"cannot connect to PostgreSQL at {redacted(url)}: {_first_line(exc)}") from exc
 
@@ -95,11 +149,11 @@ def pool(url: str, name: str, max_size: int, lock_wait_s: float | None = None) -
         url,
         min_size=1,
         max_size=max_size,
-        kwargs={"autocommit": True, "application_name": APPLICATION_NAME, "connect_timeout": 10},
+        kwargs=_options(url),
         configure=lambda conn: _configure(conn, lock_wait_s),
         name=name,
         open=False,
-        timeout=60.0,
+        timeout=POOL_WAIT_S,
     )
     try:
         opened.open(wait=True, timeout=30.0)
